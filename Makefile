@@ -1,0 +1,21 @@
+# One task runner: CI runs `make lint` and `make test` (see .ci/run).
+PY ?= .venv/bin/python
+
+.PHONY: setup test lint fmt bench
+
+setup:
+	python3 -m venv .venv
+	$(PY) -m pip install --upgrade pip
+	$(PY) -m pip install -e '.[dev]'
+
+test:
+	$(PY) -m pytest -q
+
+lint:
+	$(PY) -m ruff check .
+	$(PY) -m ruff format --check .
+	$(PY) -m mypy
+
+fmt:
+	$(PY) -m ruff format .
+	$(PY) -m ruff check --fix .

@@ -1,0 +1,169 @@
+"""One typed, frozen configuration tree, loaded once at the edge.
+
+Where things live::
+
+    home    --home DIR, else $MNEMO_HOME, else ~/.mnemo
+    config  --config FILE, else <home>/config.yaml (a missing default file = all defaults)
+
+Unknown keys, wrong types and invalid YAML raise ``ConfigError`` whose ``lines`` name the
+file, the key path and what was expected, one line per problem; the CLI prints them and
+exits with status 2. Secrets never live here: a section names the *environment variable*
+that holds a token (``token_env``), and the value is read from the environment.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = [
+    "Config",
+    "ConfigError",
+    "MemoryConfig",
+    "Paths",
+    "load_config",
+    "resolve_paths",
+]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class MemoryConfig(_Section):
+    memory_char_limit: int = Field(default=2200, gt=0, le=100_000)
+    """Characters MEMORY.md (the agent's notes) may hold."""
+    user_char_limit: int = Field(default=1375, gt=0, le=100_000)
+    """Characters USER.md (the person's profile) may hold."""
+    scope: Literal["person", "shared"] = "person"
+    """``person``: one store per person; ``shared``: one store for everyone (single owner)."""
+    write_approval: bool = False
+    """Stage memory writes until the person approves them (/memory approve ID)."""
+
+
+class Config(_Section):
+    memory: MemoryConfig = MemoryConfig()
+
+
+class ConfigError(Exception):
+    """A configuration that cannot be used; ``lines`` holds one message per problem."""
+
+    def __init__(self, lines: list[str]) -> None:
+        super().__init__("\n".join(lines))
+        self.lines = lines
+
+
+@dataclass(frozen=True, slots=True)
+class Paths:
+    home: Path
+    config_file: Path
+    explicit_config: bool
+
+    @property
+    def memories(self) -> Path:
+        return self.home / "memories"
+
+
+def resolve_paths(
+    home: str | os.PathLike[str] | None = None,
+    config: str | os.PathLike[str] | None = None,
+    environ: Mapping[str, str] | None = None,
+) -> Paths:
+    env = os.environ if environ is None else environ
+    if home is not None:
+        home_path = Path(home)
+    elif env.get("MNEMO_HOME"):
+        home_path = Path(env["MNEMO_HOME"])
+    else:
+        home_path = Path("~/.mnemo")
+    home_path = home_path.expanduser()
+    if config is not None:
+        return Paths(home_path, Path(config).expanduser(), explicit_config=True)
+    return Paths(home_path, home_path / "config.yaml", explicit_config=False)
+
+
+def load_config(paths: Paths) -> Config:
+    """Read and validate the config file named by ``paths``."""
+    name = str(paths.config_file)
+    try:
+        text = paths.config_file.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        if paths.explicit_config:
+            raise ConfigError([f"{name}: file not found"]) from None
+        return Config()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError([f"{name}: cannot read: {exc}"]) from None
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        raise ConfigError([_yaml_error(name, exc)]) from None
+    if data is None:
+        return Config()
+    if not isinstance(data, dict):
+        raise ConfigError([f"{name}: top level: expected a mapping of sections, got {_kind(data)}"])
+    try:
+        return Config.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError([_pydantic_line(name, err) for err in exc.errors()]) from None
+
+
+def _yaml_error(name: str, exc: yaml.YAMLError) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    if mark is not None:
+        return f"{name}:{mark.line + 1}:{mark.column + 1}: invalid YAML: {problem}"
+    return f"{name}: invalid YAML: {problem}"
+
+
+def _kind(value: Any) -> str:
+    if value is None:
+        return "nothing"
+    return {
+        bool: "a boolean",
+        int: "an integer",
+        float: "a number",
+        str: "a string",
+        list: "a list",
+        dict: "a mapping",
+    }.get(type(value), type(value).__name__)
+
+
+def _pydantic_line(name: str, err: Mapping[str, Any]) -> str:
+    loc = [str(part) for part in err["loc"]]
+    path = ".".join(loc) or "top level"
+    kind = err["type"]
+    value = err.get("input")
+    if kind == "extra_forbidden":
+        allowed = _allowed_keys(loc[:-1])
+        return f"{name}: {path}: unknown key (allowed here: {', '.join(allowed)})"
+    expected = {
+        "int_type": "an integer",
+        "bool_type": "true or false",
+        "string_type": "a string",
+        "float_type": "a number",
+        "model_type": "a mapping",
+        "model_attributes_type": "a mapping",
+        "dict_type": "a mapping",
+        "list_type": "a list",
+    }.get(kind)
+    if expected is not None:
+        return f"{name}: {path}: expected {expected}, got {_kind(value)} {value!r}"
+    if kind == "literal_error":
+        return f"{name}: {path}: expected one of {err['ctx']['expected']}, got {value!r}"
+    return f"{name}: {path}: {err['msg'][0].lower()}{err['msg'][1:]}, got {value!r}"
+
+
+def _allowed_keys(loc: list[str]) -> list[str]:
+    model: type[BaseModel] = Config
+    for part in loc:
+        annotation = model.model_fields[part].annotation
+        if not (isinstance(annotation, type) and issubclass(annotation, BaseModel)):
+            return []
+        model = annotation
+    return sorted(model.model_fields)
