@@ -1,0 +1,76 @@
+"""Durable file primitives shared by the memory store and (later) skills.
+
+* ``file_lock(path)`` holds an exclusive ``flock`` on a *separate* ``<path>.lock`` file, so
+  the data file itself can be swapped by ``os.replace`` while the lock is held. ``flock``
+  locks belong to an open file description, so the lock excludes other processes and
+  other threads of this process alike.
+* ``atomic_write_bytes(path, data)`` writes a temp file in the same directory, flushes,
+  fsyncs, renames over ``path`` and fsyncs the directory: a reader (or a crash) sees the
+  old file or the new one, never a partial one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import os
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+__all__ = ["atomic_write_bytes", "atomic_write_text", "ensure_private_dir", "file_lock"]
+
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+def ensure_private_dir(path: Path) -> None:
+    """Create ``path`` (and parents) with mode 0700 if missing."""
+    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+
+
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on ``<path>.lock`` for the duration of the block.
+
+    The parent directory is created (mode 0700) if it does not exist yet.
+    """
+    ensure_private_dir(path.parent)
+    lock_path = path.with_name(path.name + ".lock")
+    fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, FILE_MODE)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        # Closing the descriptor releases the flock.
+        os.close(fd)
+
+
+def atomic_write_bytes(path: Path, data: bytes, *, mode: int = FILE_MODE) -> None:
+    """Replace ``path`` with ``data`` atomically and durably."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def atomic_write_text(path: Path, text: str, *, mode: int = FILE_MODE) -> None:
+    """``atomic_write_bytes`` for UTF-8 text (no BOM, newlines written as given)."""
+    atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
+
+
+def _fsync_dir(directory: Path) -> None:
+    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
