@@ -8,7 +8,10 @@ the store it changes, so a person's pending writes are as private as their memor
 from __future__ import annotations
 
 import json
+import logging
+import os
 import secrets
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,6 +24,7 @@ from memory.operations import Operation, op_dict
 __all__ = ["PENDING_FILE", "PendingWrite", "load_pending", "new_pending_id", "save_pending"]
 
 PENDING_FILE = "PENDING.json"
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,21 +55,37 @@ def new_pending_id() -> str:
 
 
 def load_pending(path: Path) -> list[PendingWrite]:
+    """Read the staged writes; call with the file's lock held.
+
+    A file that cannot be read as ours is moved aside to ``PENDING.json.corrupt.<ts>`` (kept
+    for an operator, logged) rather than crashing every later memory call.
+    """
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
+        items: list[PendingWrite] = []
+        for raw in data["items"]:
+            ops = tuple(
+                Operation(o["action"], o.get("content"), o.get("old_text"), o.get("pin"))
+                for o in raw["operations"]
+            )
+            items.append(
+                PendingWrite(
+                    str(raw["id"]),
+                    raw["target"],
+                    ops,
+                    float(raw["created_at"]),
+                    bool(raw.get("batch")),
+                )
+            )
     except FileNotFoundError:
         return []
-    items: list[PendingWrite] = []
-    for raw in data.get("items", []):
-        ops = tuple(
-            Operation(o["action"], o.get("content"), o.get("old_text"), o.get("pin"))
-            for o in raw["operations"]
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
+        aside = path.with_name(f"{path.name}.corrupt.{int(time.time())}")
+        os.replace(path, aside)
+        log.warning(
+            "staged memory writes in %s were unreadable (%s); moved to %s", path, exc, aside
         )
-        items.append(
-            PendingWrite(
-                raw["id"], raw["target"], ops, float(raw["created_at"]), bool(raw.get("batch"))
-            )
-        )
+        return []
     return items
 
 

@@ -27,6 +27,7 @@ Recoverable problems (no match, over the limit, drift, blocked content) are *res
 
 from __future__ import annotations
 
+import logging
 import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -81,6 +82,7 @@ __all__ = [
     "validate_person",
 ]
 
+log = logging.getLogger(__name__)
 MAX_FAILURES_PER_TURN = 3
 SAVED_NOTE = "Saved to disk. This write is complete: do not repeat it."
 MemoryScope = Literal["person", "shared"]
@@ -219,6 +221,13 @@ class MemoryStore:
                 if ids:
                     item = BlockedEntry(target, index, entry, ids)
                     blocked.append(item)
+                    log.warning(
+                        "%s entry %d of %s kept out of the prompt: matched %s",
+                        FILE_NAMES[target],
+                        index + 1,
+                        self.person,
+                        ", ".join(ids),
+                    )
                     shown.append(item.placeholder)
                 else:
                     shown.append(entry)
@@ -345,7 +354,8 @@ class MemoryStore:
         }
 
     def pending(self) -> list[PendingWrite]:
-        return self._load_pending()
+        with file_lock(self._pending_path()):
+            return self._load_pending()
 
     def approve(self, pending_id: str) -> dict[str, Any]:
         """Apply a staged write if every entry it was pinned to is still there."""
@@ -472,6 +482,9 @@ class MemoryStore:
         # An undecodable file is refused even for add: it can never be read as empty.
         if reason is not None and (guarded or disk.text is None):
             backup = self._backup(self.path(target), disk.raw or b"")
+            log.warning(
+                "refused to change %s: it %s (copy at %s)", self.path(target), reason, backup
+            )
             name = FILE_NAMES[target]
             raise Refusal(
                 f"Refusing to change {name}: it was edited outside the memory tool and {reason}. "

@@ -539,3 +539,13 @@ def test_shared_scope_maps_everyone_to_one_store(tmp_path: Path) -> None:
     stores = MemoryStores(tmp_path / "memories", scope="shared")
     assert stores.for_person("telegram-1").directory == stores.for_person("discord-2").directory
     assert stores.for_person("telegram-1").directory.name == "shared"
+
+
+def test_a_corrupt_pending_file_is_moved_aside_not_fatal(gated: MemoryStore) -> None:
+    gated.directory.mkdir(parents=True)
+    (gated.directory / "PENDING.json").write_text("{not json", encoding="utf-8")
+    assert gated.pending() == []
+    (aside,) = gated.directory.glob("PENDING.json.corrupt.*")
+    assert aside.read_text(encoding="utf-8") == "{not json"
+    staged = call(gated, action="add", content="likes jazz")
+    assert staged["staged"] and [p.id for p in gated.pending()] == [staged["pending_id"]]
