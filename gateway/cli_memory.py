@@ -54,27 +54,19 @@ def register(commands: Any) -> None:
     )
     p.set_defaults(handler=_apply)
 
-    p = sub.add_parser("add", help="add an entry")
-    person(p)
-    target(p, "memory")
-    p.add_argument("content")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_add)
-
-    p = sub.add_parser("replace", help="replace the entry containing OLD_TEXT")
-    person(p)
-    target(p, "memory")
-    p.add_argument("old_text")
-    p.add_argument("content")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_replace)
-
-    p = sub.add_parser("remove", help="remove the entry containing OLD_TEXT")
-    person(p)
-    target(p, "memory")
-    p.add_argument("old_text")
-    p.add_argument("--json", action="store_true")
-    p.set_defaults(handler=_remove)
+    # The operator's own hands: the tool's fields as positionals, applied directly.
+    for action, fields, text in (
+        ("add", ("content",), "add an entry"),
+        ("replace", ("old_text", "content"), "replace the entry containing OLD_TEXT"),
+        ("remove", ("old_text",), "remove the entry containing OLD_TEXT"),
+    ):
+        p = sub.add_parser(action, help=text)
+        person(p)
+        target(p, "memory")
+        for name in fields:
+            p.add_argument(name)
+        p.add_argument("--json", action="store_true")
+        p.set_defaults(handler=_direct, action=action, fields=fields)
 
     p = sub.add_parser("scan", help="report blocked entries and drifted files (exit 1 if any)")
     person(p)
@@ -207,31 +199,11 @@ def _apply(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     return 0 if result.get("success") else 1
 
 
-def _direct(args: argparse.Namespace, paths: Paths, config: Config, call: dict[str, Any]) -> int:
+def _direct(args: argparse.Namespace, paths: Paths, config: Config) -> int:
+    call = {"action": args.action, "target": args.target}
+    call.update({name: getattr(args, name) for name in args.fields})
     store = _one(args, _stores(paths, config), direct=True)
     return _emit(store.call(call, MemoryTurn()), args.json)
-
-
-def _add(args: argparse.Namespace, paths: Paths, config: Config) -> int:
-    return _direct(
-        args, paths, config, {"action": "add", "target": args.target, "content": args.content}
-    )
-
-
-def _replace(args: argparse.Namespace, paths: Paths, config: Config) -> int:
-    call = {
-        "action": "replace",
-        "target": args.target,
-        "old_text": args.old_text,
-        "content": args.content,
-    }
-    return _direct(args, paths, config, call)
-
-
-def _remove(args: argparse.Namespace, paths: Paths, config: Config) -> int:
-    return _direct(
-        args, paths, config, {"action": "remove", "target": args.target, "old_text": args.old_text}
-    )
 
 
 def _scan(args: argparse.Namespace, paths: Paths, config: Config) -> int:
