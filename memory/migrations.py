@@ -1,0 +1,171 @@
+"""Append-only, named, recorded, transactional schema migrations for ``state.db``.
+
+Add a ``Migration`` at the end of ``MIGRATIONS``; never edit or reorder one that shipped.
+Each runs inside ``BEGIN IMMEDIATE … COMMIT`` together with the row that records it in
+``schema_migrations``, so a crash leaves it either fully applied or not at all. A database
+that records a migration this code does not know was written by a newer mnemo and is
+refused rather than guessed at.
+
+The archive schema (m001):
+
+* ``sessions`` — one row per conversation; ``parent_id`` links a compression/branch child to
+  its parent and ``root_id`` names the first session of that lineage (results are
+  deduplicated by it); ``scope`` holds the scope tokens of the people who took part.
+* ``session_people`` — who took part; the SQL-side visibility rule is "a person sees the
+  sessions they appear in".
+* ``messages`` — explicit integer id; ``search_text`` is a generated column (tool output is
+  indexed on its first 8,192 characters only, the full text stays in ``content``).
+* ``messages_fts`` (``unicode61 remove_diacritics 2``) and ``messages_trigram`` (``trigram``)
+  are external-content FTS5 indexes over ``search_text`` and ``scope``, kept in sync by
+  triggers, so an index row never exists without its message or the reverse.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import aiosqlite
+
+__all__ = ["MIGRATIONS", "Migration", "MigrationError", "migrate"]
+
+TOOL_INDEX_CHARS = 8192
+
+
+class MigrationError(Exception):
+    """The database cannot be brought to this code's schema."""
+
+
+@dataclass(frozen=True, slots=True)
+class Migration:
+    name: str
+    statements: tuple[str, ...]
+
+
+def _fts(table: str, tokenizer: str) -> tuple[str, ...]:
+    return (
+        f"""CREATE VIRTUAL TABLE {table} USING fts5(
+            search_text, scope, content='messages', content_rowid='id', tokenize='{tokenizer}')""",
+    )
+
+
+def _triggers() -> tuple[str, ...]:
+    tables = ("messages_fts", "messages_trigram")
+    insert = "\n".join(
+        f"INSERT INTO {t}(rowid, search_text, scope) VALUES (new.id, new.search_text, new.scope);"
+        for t in tables
+    )
+    delete = "\n".join(
+        f"INSERT INTO {t}({t}, rowid, search_text, scope)"
+        f" VALUES ('delete', old.id, old.search_text, old.scope);"
+        for t in tables
+    )
+    return (
+        f"CREATE TRIGGER messages_ai AFTER INSERT ON messages BEGIN\n{insert}\nEND",
+        f"CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN\n{delete}\nEND",
+        "CREATE TRIGGER messages_au AFTER UPDATE OF content, role, scope ON messages BEGIN\n"
+        f"{delete}\n{insert}\nEND",
+    )
+
+
+M001_INITIAL = Migration(
+    "m001_initial",
+    (
+        """CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            parent_id TEXT REFERENCES sessions(id),
+            root_id TEXT NOT NULL,
+            session_key TEXT,
+            platform TEXT NOT NULL,
+            chat_id TEXT NOT NULL,
+            chat_type TEXT NOT NULL,
+            thread_id TEXT,
+            title TEXT,
+            started_at REAL NOT NULL,
+            last_active_at REAL NOT NULL,
+            ended_at REAL,
+            end_reason TEXT,
+            message_count INTEGER NOT NULL DEFAULT 0,
+            scope TEXT NOT NULL DEFAULT ''
+        )""",
+        "CREATE INDEX sessions_recent ON sessions(last_active_at)",
+        "CREATE INDEX sessions_key ON sessions(session_key, last_active_at)",
+        "CREATE INDEX sessions_root ON sessions(root_id)",
+        """CREATE TABLE session_people (
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            person TEXT NOT NULL,
+            PRIMARY KEY (session_id, person)
+        ) WITHOUT ROWID""",
+        "CREATE INDEX session_people_person ON session_people(person, session_id)",
+        f"""CREATE TABLE messages (
+            id INTEGER PRIMARY KEY,
+            session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+            role TEXT NOT NULL CHECK (role IN ('user', 'assistant', 'tool', 'system')),
+            speaker TEXT,
+            content TEXT NOT NULL DEFAULT '',
+            tool_calls TEXT,
+            tool_call_id TEXT,
+            tool_name TEXT,
+            created_at REAL NOT NULL,
+            prompt_tokens INTEGER,
+            completion_tokens INTEGER,
+            cached_tokens INTEGER,
+            external_id TEXT,
+            scope TEXT NOT NULL DEFAULT '',
+            search_text TEXT GENERATED ALWAYS AS (
+                CASE WHEN role = 'tool' THEN substr(content, 1, {TOOL_INDEX_CHARS})
+                ELSE content END
+            ) VIRTUAL
+        )""",
+        "CREATE INDEX messages_session ON messages(session_id, id)",
+        "CREATE UNIQUE INDEX messages_external ON messages(session_id, external_id)"
+        " WHERE external_id IS NOT NULL",
+        *_fts("messages_fts", "unicode61 remove_diacritics 2"),
+        *_fts("messages_trigram", "trigram"),
+        *_triggers(),
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (M001_INITIAL,)
+
+
+async def migrate(
+    db: aiosqlite.Connection, migrations: Sequence[Migration] = MIGRATIONS
+) -> list[str]:
+    """Apply every migration not yet recorded; return the names applied now."""
+    await db.execute(
+        "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL)"
+    )
+    known = {m.name for m in migrations}
+    rows = await db.execute_fetchall("SELECT name FROM schema_migrations")
+    recorded = {row[0] for row in rows}
+    unknown = sorted(recorded - known)
+    if unknown:
+        raise MigrationError(
+            f"the database records migrations this mnemo does not know ({', '.join(unknown)}): "
+            "it was written by a newer version; upgrade mnemo instead"
+        )
+    applied: list[str] = []
+    for migration in migrations:
+        if migration.name in recorded:
+            continue
+        await db.execute("BEGIN IMMEDIATE")
+        try:
+            # Re-check under the write lock: another process may have just applied it.
+            again = await db.execute_fetchall(
+                "SELECT 1 FROM schema_migrations WHERE name = ?", (migration.name,)
+            )
+            if not again:
+                for statement in migration.statements:
+                    await db.execute(statement)
+                await db.execute(
+                    "INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)",
+                    (migration.name, time.time()),
+                )
+                applied.append(migration.name)
+            await db.execute("COMMIT")
+        except Exception as exc:
+            await db.execute("ROLLBACK")
+            raise MigrationError(f"migration {migration.name} failed: {exc}") from exc
+    return applied
