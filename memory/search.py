@@ -108,8 +108,10 @@ def parse_query(text: str) -> ParsedQuery:
     terms: list[str] = []
     prefixes: list[str] = []
     for raw in words:
-        if raw in _OPERATORS or raw.upper().startswith("NEAR("):
+        if raw in _OPERATORS:
             continue
+        if raw.upper().startswith("NEAR("):
+            raw = raw[5:]  # noqa: PLW2901 - the operator goes, its argument stays
         word = _TERM_EDGE.sub("", raw.replace("(", " ").replace(")", " ").strip())
         for chunk in word.split():
             prefix = chunk.endswith("*")
@@ -451,7 +453,7 @@ class SearchTool:
         if session is None:
             return self._not_found("scroll", session_id)
         before = await self.archive.messages(
-            session_id, viewer=viewer, before_id=anchor + 1, limit=window + 1, newest_first=True
+            session_id, viewer=viewer, before_id=anchor + 1, limit=window + 2, newest_first=True
         )
         after = await self.archive.messages(
             session_id, viewer=viewer, after_id=anchor, limit=window + 1

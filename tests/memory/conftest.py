@@ -1,8 +1,14 @@
-"""Memory test helpers: report the scanner figures at the end of the run."""
+"""Memory test helpers: archive fixtures, and the scanner figures at the end of the run."""
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
+
+import pytest
+
+from memory.archive import Archive, NewMessage, SessionSpec
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -13,3 +19,52 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.section("memory scanner figures")
         for corpus, line in sorted(FIGURES.items()):
             terminalreporter.write_line(f"{corpus}: {line}")
+
+
+# -- archive fixtures ----------------------------------------------------------------------
+
+
+@pytest.fixture
+async def archive(tmp_path: Path) -> AsyncIterator[Archive]:
+    async with await Archive.open(tmp_path / "state.db") as opened:
+        yield opened
+
+
+async def make_session(
+    archive: Archive,
+    sid: str,
+    *people: str,
+    platform: str = "telegram",
+    chat_type: str = "dm",
+    parent: str | None = None,
+    key: str | None = None,
+) -> SessionSpec:
+    spec = SessionSpec(
+        id=sid,
+        platform=platform,
+        chat_id=f"chat-{sid}",
+        chat_type=chat_type,
+        people=tuple(people),
+        parent_id=parent,
+        session_key=key,
+    )
+    await archive.start_session(spec)
+    return spec
+
+
+async def say(
+    archive: Archive,
+    sid: str,
+    person: str,
+    text: str,
+    reply: str = "noted",
+    *,
+    at: float | None = None,
+) -> list[int]:
+    return await archive.append_exchange(
+        sid,
+        [
+            NewMessage("user", text, speaker=person, created_at=at),
+            NewMessage("assistant", reply, created_at=at),
+        ],
+    )
