@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from gateway import cli_memory
+from gateway import cli_memory, cli_sessions
 from gateway.config import ConfigError, load_config, resolve_paths
 
 __all__ = ["main"]
@@ -30,6 +30,7 @@ def build_parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
     commands.required = True
     cli_memory.register(commands)
+    cli_sessions.register(commands)
     return parser
 
 

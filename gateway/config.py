@@ -69,6 +69,11 @@ class Paths:
     def memories(self) -> Path:
         return self.home / "memories"
 
+    @property
+    def state_db(self) -> Path:
+        """The archive of every session (SQLite)."""
+        return self.home / "state.db"
+
 
 def resolve_paths(
     home: str | os.PathLike[str] | None = None,

@@ -14,8 +14,9 @@ result, never reveal one.
 Errors::
 
     ArchiveError
-    ├── MigrationError (memory.migrations)   schema cannot be brought up to date
-    └── ImportFormatError                    a JSONL line that is not a message
+    └── ImportFormatError     a JSONL line that is not a message
+    MigrationError            (memory.migrations) the schema cannot be brought up to date;
+                              sqlite3.Error for a file that is not a database
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ import asyncio
 import contextlib
 import hashlib
 import json
+import re
 import time
 import uuid
-from collections.abc import AsyncIterator, Iterable, Mapping, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -35,6 +37,7 @@ from typing import Any, Literal
 import aiosqlite
 
 from memory.migrations import migrate
+from memory.store import InvalidPersonError, validate_person
 
 __all__ = [
     "Archive",
@@ -81,6 +84,9 @@ def scope_token(person: str) -> str:
 
 def new_session_id() -> str:
     return "s" + uuid.uuid4().hex[:20]
+
+
+_OWN_SESSION_ID = re.compile(r"[si][0-9a-f]{20}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,11 +222,14 @@ class Archive:
     async def open(cls, path: Path, *, readers: int = 2) -> Archive:
         await asyncio.to_thread(path.parent.mkdir, mode=0o700, parents=True, exist_ok=True)
         writer = await _connect(path)
+        pool: list[aiosqlite.Connection] = []
         try:
             await migrate(writer)
-            pool = [await _connect(path, read_only=True) for _ in range(max(1, readers))]
+            for _ in range(max(1, readers)):
+                pool.append(await _connect(path, read_only=True))
         except BaseException:
-            await writer.close()
+            for db in (*pool, writer):
+                await db.close()
             raise
         with contextlib.suppress(OSError):
             await asyncio.to_thread(path.chmod, 0o600)
@@ -449,11 +458,13 @@ class Archive:
             clauses.append("id != :exclude")
         async with self.reader() as db:
             rows = await db.execute_fetchall(
-                f"SELECT {SESSION_COLUMNS} FROM sessions WHERE {' AND '.join(clauses)}"
-                " ORDER BY last_active_at DESC LIMIT :limit",
+                f"SELECT {SESSION_COLUMNS}, (SELECT group_concat(person, ' ') FROM"
+                " (SELECT person FROM session_people p WHERE p.session_id = sessions.id"
+                " ORDER BY person)) FROM sessions"
+                f" WHERE {' AND '.join(clauses)} ORDER BY last_active_at DESC LIMIT :limit",
                 {"viewer": viewer, "limit": limit, "exclude": exclude},
             )
-        return [session_from_row(row) for row in rows]
+        return [session_from_row(row, (row[14] or "").split()) for row in rows]
 
     async def people(self) -> list[str]:
         async with self.reader() as db:
@@ -480,11 +491,18 @@ class Archive:
         lines: Iterable[str],
         *,
         batch: int = 2000,
-        progress: Any = None,
+        progress: Callable[[int, int], None] | None = None,
     ) -> ImportReport:
         """Import JSONL message records (see ``parse_record``); idempotent on external_id.
 
         Every line is validated before anything is written, so a bad file imports nothing.
+        Records are then written in transactions of ``batch``; should the database fail
+        midway, the batches already committed stay, and running the import again skips
+        them (records without an external_id would be added twice).
+
+        A record exported by ``export_records`` carries ``external_id`` ``mnemo:<message
+        id>`` and its archive session id, so importing an export back into the archive it
+        came from adds nothing.
         """
         records = [
             parse_record(text, number) for number, text in enumerate(lines, 1) if text.strip()
@@ -494,9 +512,12 @@ class Archive:
             chunk = records[start : start + batch]
             async with self.transaction() as db:
                 for record in chunk:
-                    sid = record.session_id
+                    sid = await self._import_session_id(db, record)
+                    if await self._already_here(db, sid, record.external_id):
+                        report.skipped_duplicates += 1
+                        continue
                     if sid not in report.sessions:
-                        await self._ensure_session(db, record.spec())
+                        await self._ensure_session(db, record.spec(sid))
                         report.sessions.add(sid)
                     else:
                         await self._join(db, sid, (record.person,))
@@ -536,15 +557,19 @@ class Archive:
                 progress(min(start + batch, len(records)), len(records))
         return report
 
-    async def export_records(self, *, viewer: str | None) -> AsyncIterator[dict[str, Any]]:
-        """Yield the user and assistant messages in the import shape, oldest first."""
+    async def export_records(self, *, viewer: str | None) -> AsyncGenerator[dict[str, Any]]:
+        """Yield the user and assistant messages in the import shape, oldest first.
+
+        ``session`` is the archive's session id and every record has an ``external_id``
+        (its own, or ``mnemo:<message id>``), so an import of the export is idempotent.
+        """
         where = "m.role IN ('user', 'assistant')"
         if viewer is not None:
             where += f" AND {visible_clause('m.session_id')}"
         sql = (
             "SELECT m.session_id, m.speaker, s.platform, s.chat_id, m.role, m.content,"
             " m.created_at, m.external_id, (SELECT min(person) FROM session_people p"
-            " WHERE p.session_id = m.session_id)"
+            " WHERE p.session_id = m.session_id), m.id"
             f" FROM messages m JOIN sessions s ON s.id = m.session_id WHERE {where}"
             " ORDER BY m.id"
         )
@@ -559,9 +584,33 @@ class Archive:
                     "content": row[5],
                     "created_at": datetime.fromtimestamp(row[6], UTC).isoformat(),
                 }
-                if row[7] is not None:
-                    record["external_id"] = row[7]
+                record["external_id"] = row[7] if row[7] is not None else f"mnemo:{row[9]}"
                 yield record
+
+    @staticmethod
+    async def _import_session_id(db: aiosqlite.Connection, record: ImportRecord) -> str:
+        """Our own session ids (an export) are kept; any other name is hashed."""
+        if _OWN_SESSION_ID.fullmatch(record.session):
+            rows = await db.execute_fetchall(
+                "SELECT platform FROM sessions WHERE id = ?", (record.session,)
+            )
+            found = list(rows)
+            if not found or found[0][0] == record.platform:
+                return record.session
+        return record.hashed_session_id
+
+    @staticmethod
+    async def _already_here(db: aiosqlite.Connection, sid: str, external_id: str | None) -> bool:
+        """An exported ``mnemo:<id>`` record whose message is still in that session."""
+        if external_id is None or not external_id.startswith("mnemo:"):
+            return False
+        number = external_id.removeprefix("mnemo:")
+        if not number.isdigit():
+            return False
+        rows = await db.execute_fetchall(
+            "SELECT 1 FROM messages WHERE id = ? AND session_id = ?", (int(number), sid)
+        )
+        return bool(list(rows))
 
     # -- integrity ------------------------------------------------------------------------
 
@@ -605,13 +654,13 @@ class ImportRecord:
     external_id: str | None
 
     @property
-    def session_id(self) -> str:
+    def hashed_session_id(self) -> str:
         digest = hashlib.blake2b(f"{self.platform}\0{self.session}".encode(), digest_size=10)
         return "i" + digest.hexdigest()
 
-    def spec(self) -> SessionSpec:
+    def spec(self, session_id: str) -> SessionSpec:
         return SessionSpec(
-            id=self.session_id,
+            id=session_id,
             platform=self.platform,
             chat_id=self.chat,
             chat_type="imported",
@@ -635,9 +684,11 @@ def parse_record(text: str, line: int) -> ImportRecord:
     unknown = sorted(set(raw) - {*required, "external_id"})
     if unknown:
         raise ImportFormatError(line, f"unknown key(s) {', '.join(unknown)}")
-    for key in (*required, "external_id"):
-        if key in raw and raw[key] is not None and not isinstance(raw[key], str):
-            raise ImportFormatError(line, f"{key} must be a string")
+    for key in required:
+        if not isinstance(raw[key], str):
+            raise ImportFormatError(line, f"{key} must be a string, not {_json_kind(raw[key])}")
+    if raw.get("external_id") is not None and not isinstance(raw["external_id"], str):
+        raise ImportFormatError(line, "external_id must be a string")
     if raw["role"] not in ("user", "assistant"):
         raise ImportFormatError(line, f"role must be 'user' or 'assistant', not {raw['role']!r}")
     try:
@@ -648,9 +699,19 @@ def parse_record(text: str, line: int) -> ImportRecord:
         ) from None
     if stamp.tzinfo is None:
         stamp = stamp.replace(tzinfo=UTC)
+    try:  # e.g. 0001-01-01T00:00+05:00 is before year 1 in UTC
+        stamp.astimezone(UTC)
+    except (ValueError, OverflowError):
+        raise ImportFormatError(
+            line, f"created_at is out of range: {raw['created_at']!r}"
+        ) from None
     for key in ("session", "person", "platform", "chat"):
         if not raw[key].strip():
             raise ImportFormatError(line, f"{key} is empty")
+    try:
+        validate_person(raw["person"])
+    except InvalidPersonError as exc:
+        raise ImportFormatError(line, str(exc)) from None
     return ImportRecord(
         raw["session"],
         raw["person"],
@@ -663,6 +724,18 @@ def parse_record(text: str, line: int) -> ImportRecord:
     )
 
 
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    return {
+        bool: "a boolean",
+        int: "a number",
+        float: "a number",
+        list: "a list",
+        dict: "an object",
+    }.get(type(value), type(value).__name__)
+
+
 async def _scalar(db: aiosqlite.Connection, sql: str, params: Any = ()) -> Any:
     rows = await db.execute_fetchall(sql, params)
     return next(iter(rows))[0]
@@ -670,12 +743,16 @@ async def _scalar(db: aiosqlite.Connection, sql: str, params: Any = ()) -> Any:
 
 async def _connect(path: Path, *, read_only: bool = False) -> aiosqlite.Connection:
     db = await aiosqlite.connect(path, isolation_level=None)
-    for pragma in PRAGMAS:
-        if read_only and pragma.startswith("PRAGMA journal_mode"):
-            continue
-        await db.execute(pragma)
-    if read_only:
-        await db.execute("PRAGMA query_only = 1")
+    try:
+        for pragma in PRAGMAS:
+            if read_only and pragma.startswith("PRAGMA journal_mode"):
+                continue
+            await db.execute(pragma)
+        if read_only:
+            await db.execute("PRAGMA query_only = 1")
+    except BaseException:
+        await db.close()  # an unclosed connection's thread would keep the process alive
+        raise
     return db
 
 

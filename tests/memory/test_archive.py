@@ -197,3 +197,18 @@ async def test_a_writer_killed_mid_exchange_leaves_whole_exchanges_and_consisten
                 assert len(numbers) == 1
             session = await archive.get_session("s1", viewer=None)
             assert session is not None and session.message_count == len(messages)
+
+
+async def test_recent_sessions_carry_their_people(archive: Archive) -> None:
+    await make_session(archive, "g1", "telegram-2", "telegram-1", chat_type="group")
+    await make_session(archive, "d1", "telegram-1")
+    listed = {s.id: s.people for s in await archive.sessions(viewer="telegram-1")}
+    assert listed == {"g1": ("telegram-1", "telegram-2"), "d1": ("telegram-1",)}
+    assert [s.id for s in await archive.sessions(viewer="telegram-2")] == ["g1"]
+
+
+async def test_a_file_that_is_not_a_database_fails_cleanly(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    path.write_bytes(b"this is not sqlite at all" * 100)
+    with pytest.raises(sqlite3.DatabaseError):
+        await Archive.open(path)
