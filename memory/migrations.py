@@ -18,15 +18,20 @@ The archive schema (m001):
 * ``messages_fts`` (``unicode61 remove_diacritics 2``) and ``messages_trigram`` (``trigram``)
   are external-content FTS5 indexes over ``search_text`` and ``scope``, kept in sync by
   triggers, so an index row never exists without its message or the reverse.
+
+m002 rebuilds the trigram index over the text alone with ``detail=none``: it is queried with
+LIKE (which SQLite re-checks, so results stay exact) and never ranked; without positions and
+without the scope column it is about half the size and much cheaper to write, and a new
+participant no longer rewrites it (see bench/). Scope for substring search is the
+``session_people`` join.
 """
 
 from __future__ import annotations
 
+import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-
-import aiosqlite
 
 __all__ = ["MIGRATIONS", "Migration", "MigrationError", "migrate"]
 
@@ -127,19 +132,64 @@ M001_INITIAL = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (M001_INITIAL,)
+
+def _m002_triggers() -> tuple[str, ...]:
+    """The word index keeps text + scope; the trigram index now holds text only, so a change
+    of participants (scope) no longer rewrites trigram rows."""
+    fts_insert = (
+        "INSERT INTO messages_fts(rowid, search_text, scope)"
+        " VALUES (new.id, new.search_text, new.scope);"
+    )
+    fts_delete = (
+        "INSERT INTO messages_fts(messages_fts, rowid, search_text, scope)"
+        " VALUES ('delete', old.id, old.search_text, old.scope);"
+    )
+    tri_insert = (
+        "INSERT INTO messages_trigram(rowid, search_text) VALUES (new.id, new.search_text);"
+    )
+    tri_delete = (
+        "INSERT INTO messages_trigram(messages_trigram, rowid, search_text)"
+        " VALUES ('delete', old.id, old.search_text);"
+    )
+    return (
+        f"CREATE TRIGGER messages_ai AFTER INSERT ON messages BEGIN {fts_insert} {tri_insert} END",
+        f"CREATE TRIGGER messages_ad AFTER DELETE ON messages BEGIN {fts_delete} {tri_delete} END",
+        "CREATE TRIGGER messages_au_words AFTER UPDATE OF content, role, scope ON messages"
+        f" BEGIN {fts_delete} {fts_insert} END",
+        "CREATE TRIGGER messages_au_trigram AFTER UPDATE OF content, role ON messages"
+        f" BEGIN {tri_delete} {tri_insert} END",
+    )
 
 
-async def migrate(
-    db: aiosqlite.Connection, migrations: Sequence[Migration] = MIGRATIONS
-) -> list[str]:
-    """Apply every migration not yet recorded; return the names applied now."""
-    await db.execute(
+M002_TRIGRAM_DETAIL_NONE = Migration(
+    "m002_trigram_text_only_detail_none",
+    (
+        "DROP TRIGGER messages_ai",
+        "DROP TRIGGER messages_ad",
+        "DROP TRIGGER messages_au",
+        "DROP TABLE messages_trigram",
+        """CREATE VIRTUAL TABLE messages_trigram USING fts5(
+            search_text, content='messages', content_rowid='id',
+            tokenize='trigram', detail='none')""",
+        *_m002_triggers(),
+        "INSERT INTO messages_trigram(messages_trigram) VALUES ('rebuild')",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (M001_INITIAL, M002_TRIGRAM_DETAIL_NONE)
+
+
+def migrate(db: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> list[str]:
+    """Apply every migration not yet recorded; return the names applied now.
+
+    ``db`` must be in autocommit mode (``isolation_level=None``): each migration opens its own
+    ``BEGIN IMMEDIATE`` transaction.
+    """
+    db.execute(
         "CREATE TABLE IF NOT EXISTS schema_migrations (name TEXT PRIMARY KEY, applied_at REAL)"
     )
     known = {m.name for m in migrations}
-    rows = await db.execute_fetchall("SELECT name FROM schema_migrations")
-    recorded = {row[0] for row in rows}
+    recorded = {row[0] for row in db.execute("SELECT name FROM schema_migrations")}
     unknown = sorted(recorded - known)
     if unknown:
         raise MigrationError(
@@ -150,22 +200,22 @@ async def migrate(
     for migration in migrations:
         if migration.name in recorded:
             continue
-        await db.execute("BEGIN IMMEDIATE")
+        db.execute("BEGIN IMMEDIATE")
         try:
             # Re-check under the write lock: another process may have just applied it.
-            again = await db.execute_fetchall(
+            again = db.execute(
                 "SELECT 1 FROM schema_migrations WHERE name = ?", (migration.name,)
-            )
-            if not again:
+            ).fetchone()
+            if again is None:
                 for statement in migration.statements:
-                    await db.execute(statement)
-                await db.execute(
+                    db.execute(statement)
+                db.execute(
                     "INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)",
                     (migration.name, time.time()),
                 )
                 applied.append(migration.name)
-            await db.execute("COMMIT")
+            db.execute("COMMIT")
         except Exception as exc:
-            await db.execute("ROLLBACK")
+            db.execute("ROLLBACK")
             raise MigrationError(f"migration {migration.name} failed: {exc}") from exc
     return applied

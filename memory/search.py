@@ -7,13 +7,14 @@ and caps the length; the MATCH strings are then built by this module alone.
 
 Routing (``Searcher.find``):
 
-* text with CJK characters → the trigram index for terms of 3+ characters, and a LIKE
-  scan bounded to the most recent ``LIKE_SCAN_ROWS`` visible messages for shorter ones;
+* text with CJK characters → the trigram index (LIKE, exact) for terms of 3+ characters,
+  and a LIKE scan bounded to the most recent ``LIKE_SCAN_ROWS`` visible messages for
+  shorter ones;
 * other text → the word index: all terms (AND), then — when that finds fewer than asked —
   any term with light suffix stripping (OR, prefix), then the trigram index (substrings).
 
-Results are ranked by bm25 (or by time with ``sort``), deduplicated by session lineage, and
-always scoped in SQL (see ``memory.archive``).
+Word-index results are ranked by bm25, trigram results by recency (``sort`` orders either
+by time); all are deduplicated by session lineage and scoped in SQL (``memory.archive``).
 """
 
 from __future__ import annotations
@@ -21,7 +22,7 @@ from __future__ import annotations
 import re
 import time
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, cast
@@ -167,9 +168,10 @@ def fts_any(query: ParsedQuery) -> str | None:
     return " OR ".join(dict.fromkeys(pieces)) or None
 
 
-def trigram_all(query: ParsedQuery) -> str | None:
-    pieces = [_quote(t) for t in query.all_terms() if len(t) >= 3]
-    return " AND ".join(pieces) or None
+def trigram_terms(query: ParsedQuery) -> list[str]:
+    """Terms the trigram index can serve as LIKE patterns (3+ characters, no wildcards)."""
+    terms = [t.replace("%", " ").replace("_", " ").strip() for t in query.all_terms()]
+    return [t for t in dict.fromkeys(terms) if len(t) >= 3]
 
 
 def short_cjk_terms(query: ParsedQuery) -> list[str]:
@@ -188,8 +190,9 @@ class Hit:
 class Searcher:
     """Ranked, scoped search over an ``Archive``."""
 
-    def __init__(self, archive: Archive) -> None:
+    def __init__(self, archive: Archive, *, like_scan_rows: int = LIKE_SCAN_ROWS) -> None:
         self.archive = archive
+        self.like_scan_rows = like_scan_rows
 
     async def find(
         self,
@@ -205,33 +208,32 @@ class Searcher:
         if query.empty:
             return [], query
         wanted = max(limit * 8, 24)
-        plans: list[tuple[str, str | None]] = []
+        plans: list[Callable[[], Awaitable[list[Hit]]]] = []
+
+        def ranked(expr: str) -> Callable[[], Awaitable[list[Hit]]]:
+            return lambda: self._ranked(
+                expr, viewer=viewer, wanted=wanted, sort=sort, exclude=exclude_session
+            )
+
+        def substring(terms: list[str], short: list[str]) -> Callable[[], Awaitable[list[Hit]]]:
+            return lambda: self._substring(
+                terms, short, viewer=viewer, wanted=wanted, sort=sort, exclude=exclude_session
+            )
+
+        fallback: Callable[[], Awaitable[list[Hit]]] | None = None
         if query.cjk:
-            plans.append(("trigram", trigram_all(query)))
+            plans.append(substring(trigram_terms(query), short_cjk_terms(query)))
         else:
-            plans += [
-                ("word", fts_all(query)),
-                ("word", fts_any(query)),
-                ("trigram", trigram_all(query)),
-            ]
+            plans += [ranked(expr) for expr in (fts_all(query), fts_any(query)) if expr]
+            if trigram_terms(query):
+                fallback = substring(trigram_terms(query), [])
+                plans.append(fallback)
         hits: list[Hit] = []
         seen_messages: set[int] = set()
-        short = short_cjk_terms(query) if query.cjk else []
-        for index, name_expr in enumerate(plans):
-            name, expr = name_expr
-            if expr is None and not short:
-                continue
-            if name == "trigram" and index > 0 and hits:
-                break  # substring search is the last resort
-            found = await self._run(
-                name,
-                expr,
-                short_terms=short,
-                viewer=viewer,
-                wanted=wanted,
-                sort=sort,
-                exclude_session=exclude_session,
-            )
+        for plan in plans:
+            if plan is fallback and hits:
+                break  # the Latin substring search only runs when words found nothing
+            found = await plan()
             for hit in found:
                 if hit.message_id not in seen_messages:
                     seen_messages.add(hit.message_id)
@@ -240,65 +242,90 @@ class Searcher:
                 break
         return _by_lineage(hits)[:limit], query
 
-    async def _run(
+    async def _ranked(
+        self, expr: str, *, viewer: str | None, wanted: int, sort: Sort, exclude: str | None
+    ) -> list[Hit]:
+        """The word index, bm25-ranked (or by time), scope matched inside the index."""
+        match = f"search_text : ({expr})"
+        if viewer is not None:
+            match = f'scope : "{scope_token(viewer)}" AND {match}'
+        where, params = _scope_sql(viewer, exclude)
+        params.update(match=match, wanted=wanted)
+        order = {"relevance": "score", "newest": "m.created_at DESC", "oldest": "m.created_at ASC"}
+        sql = (
+            "SELECT m.id, m.session_id, s.root_id, bm25(messages_fts, 1.0, 0.0) AS score,"
+            " snippet(messages_fts, 0, '[', ']', '…', 16)"
+            " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
+            " JOIN sessions s ON s.id = m.session_id"
+            f" WHERE messages_fts MATCH :match AND {where} ORDER BY {order[sort]} LIMIT :wanted"
+        )
+        return await self._hits(sql, params)
+
+    async def _substring(
         self,
-        index: str,
-        expr: str | None,
+        terms: Sequence[str],
+        short: Sequence[str],
         *,
-        short_terms: Sequence[str],
         viewer: str | None,
         wanted: int,
         sort: Sort,
-        exclude_session: str | None,
+        exclude: str | None,
     ) -> list[Hit]:
-        params: dict[str, Any] = {"viewer": viewer, "wanted": wanted, "exclude": exclude_session}
-        where = ["1"]
-        if viewer is not None:
-            where.append(visible_clause("m.session_id"))
-        if exclude_session is not None:
-            where.append("m.session_id != :exclude")
-        order = {"relevance": "score", "newest": "m.created_at DESC", "oldest": "m.created_at ASC"}[
-            sort
-        ]
-        if expr is None:  # only short CJK terms: bounded LIKE scan over recent messages
-            recent = "SELECT id FROM messages m WHERE " + " AND ".join(where)
-            recent += " ORDER BY id DESC LIMIT :scan"
-            params["scan"] = LIKE_SCAN_ROWS
-            likes = []
-            for n, term in enumerate(short_terms):
-                params[f"like{n}"] = "%" + _escape_like(term) + "%"
-                likes.append(f"m.search_text LIKE :like{n} ESCAPE '\\'")
-            sql = (
-                "SELECT m.id, m.session_id, s.root_id, 0.0 AS score, substr(m.search_text, 1, 160)"
-                " FROM messages m JOIN sessions s ON s.id = m.session_id"
-                f" WHERE m.id IN ({recent}) AND {' AND '.join(likes)}"
-                f" ORDER BY {'m.created_at DESC' if sort != 'oldest' else 'm.created_at ASC'}"
-                " LIMIT :wanted"
-            )
+        """Substrings, exact (LIKE). Which rows are examined:
+
+        * a person whose history fits in ``like_scan_rows`` messages: all of it;
+        * otherwise, and for an operator, the trigram index for terms of 3+ characters;
+        * only terms shorter than 3 characters (CJK) and a larger history: the most recent
+          ``like_scan_rows`` messages (the trigram index cannot serve them).
+        """
+        where, params = _scope_sql(viewer, exclude)
+        scan = self.like_scan_rows
+        params.update(wanted=wanted, scan=scan, needle=(terms or short)[0].lower())
+        if viewer is not None and await self._history_size(viewer) <= scan:
+            terms, short = [], [*terms, *short]
+        likes = []
+        for n, term in enumerate([*terms, *short]):
+            params[f"t{n}"] = f"%{term}%"
+            likes.append(f"{'t' if n < len(terms) else 'm'}.search_text LIKE :t{n}")
+        if terms:
+            source = "messages_trigram t JOIN messages m ON m.id = t.rowid"
         else:
-            table = "messages_fts" if index == "word" else "messages_trigram"
-            match = f"search_text : ({expr})"
-            if viewer is not None:
-                match = f'scope : "{scope_token(viewer)}" AND {match}'
-            params["match"] = match
-            for n, term in enumerate(short_terms):
-                params[f"like{n}"] = "%" + _escape_like(term) + "%"
-                where.append(f"m.search_text LIKE :like{n} ESCAPE '\\'")
-            sql = (
-                f"SELECT m.id, m.session_id, s.root_id, bm25({table}, 1.0, 0.0) AS score,"
-                f" snippet({table}, 0, '[', ']', '…', 16)"
-                f" FROM {table} JOIN messages m ON m.id = {table}.rowid"
-                " JOIN sessions s ON s.id = m.session_id"
-                f" WHERE {table} MATCH :match AND {' AND '.join(where)}"
-                f" ORDER BY {order} LIMIT :wanted"
+            source = "messages m"
+            where = (
+                f"m.id IN (SELECT m.id FROM messages m WHERE {where}"
+                " ORDER BY m.id DESC LIMIT :scan)"
             )
+        snippet = "substr(m.search_text, max(1, instr(lower(m.search_text), :needle) - 60), 160)"
+        sql = (
+            f"SELECT m.id, m.session_id, s.root_id, 0.0, {snippet}"
+            f" FROM {source} JOIN sessions s ON s.id = m.session_id"
+            f" WHERE {' AND '.join(likes)} AND {where}"
+            f" ORDER BY m.created_at {'ASC' if sort == 'oldest' else 'DESC'} LIMIT :wanted"
+        )
+        return await self._hits(sql, params)
+
+    async def _history_size(self, viewer: str) -> int:
+        async with self.archive.reader() as db:
+            rows = await db.execute_fetchall(
+                "SELECT coalesce(sum(message_count), 0) FROM sessions"
+                " WHERE id IN (SELECT session_id FROM session_people WHERE person = ?)",
+                (viewer,),
+            )
+        return int(next(iter(rows))[0])
+
+    async def _hits(self, sql: str, params: dict[str, Any]) -> list[Hit]:
         async with self.archive.reader() as db:
             rows = await db.execute_fetchall(sql, params)
         return [Hit(r[0], r[1], r[2], float(r[3]), r[4] or "") for r in rows]
 
 
-def _escape_like(term: str) -> str:
-    return term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+def _scope_sql(viewer: str | None, exclude: str | None) -> tuple[str, dict[str, Any]]:
+    where = ["1"]
+    if viewer is not None:
+        where.append(visible_clause("m.session_id"))
+    if exclude is not None:
+        where.append("m.session_id != :exclude")
+    return " AND ".join(where), {"viewer": viewer, "exclude": exclude}
 
 
 def _by_lineage(hits: Sequence[Hit]) -> list[Hit]:
@@ -386,9 +413,9 @@ class SearchTool:
     and ``mode`` (scroll / read / browse / discover) and never raises for bad arguments.
     """
 
-    def __init__(self, archive: Archive) -> None:
+    def __init__(self, archive: Archive, *, like_scan_rows: int = LIKE_SCAN_ROWS) -> None:
         self.archive = archive
-        self.searcher = Searcher(archive)
+        self.searcher = Searcher(archive, like_scan_rows=like_scan_rows)
 
     async def call(
         self,

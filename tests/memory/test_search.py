@@ -18,7 +18,7 @@ from memory.search import (
     fts_all,
     fts_any,
     parse_query,
-    trigram_all,
+    trigram_terms,
 )
 from tests.memory.conftest import make_session, say
 
@@ -122,9 +122,12 @@ def test_every_built_match_expression_is_valid_fts5(text: str) -> None:
     db = sqlite3.connect(":memory:")
     db.execute("CREATE VIRTUAL TABLE w USING fts5(search_text, scope)")
     db.execute("CREATE VIRTUAL TABLE t USING fts5(search_text, scope, tokenize='trigram')")
-    for table, expr in (("w", fts_all(q)), ("w", fts_any(q)), ("t", trigram_all(q))):
+    for expr in (fts_all(q), fts_any(q)):
         if expr is not None:
-            db.execute(f"SELECT * FROM {table} WHERE {table} MATCH ?", (f"search_text : ({expr})",))
+            db.execute("SELECT * FROM w WHERE w MATCH ?", (f"search_text : ({expr})",))
+    for term in trigram_terms(q):  # LIKE patterns: no wildcard of the person's own
+        assert len(term) >= 3 and "%" not in term and "_" not in term
+        db.execute("SELECT * FROM t WHERE search_text LIKE ?", (f"%{term}%",))
 
 
 @given(_HOSTILE)
@@ -411,3 +414,26 @@ async def test_assistant_tool_calls_are_named_in_results(archive: Archive) -> No
     )  # fmt: skip
     result = await SearchTool(archive).call({"query": "jasmine saving"}, viewer="p1")
     assert result["results"][0]["message"]["tool_calls"] == [{"name": "memory"}]
+
+
+@pytest.mark.parametrize("scan_rows", [20_000, 1], ids=["history-scan", "trigram-index"])
+async def test_substring_search_is_exact_and_scoped_on_both_paths(
+    archive: Archive, scan_rows: int
+) -> None:
+    """A small history is scanned whole; a large one (forced here with scan_rows=1) goes
+    through the trigram index. Either way: exact matches, and only the viewer's sessions."""
+    await make_session(archive, "mine", "p1")
+    await say(archive, "mine", "p1", "config lives in supercalifragilistic.yaml")
+    await say(archive, "mine", "p1", "昨日は東京タワーに行きました")
+    await make_session(archive, "theirs", "p2")
+    await say(archive, "theirs", "p2", "their supercalifragilistic secret and 東京タワー trip")
+    searcher = Searcher(archive, like_scan_rows=scan_rows)
+    for query in ("califragil", "東京タワー", "タワー"):
+        hits, _ = await searcher.find(query, viewer="p1", limit=5)
+        assert [h.session_id for h in hits] == ["mine"], query
+        everyone, _ = await searcher.find(query, viewer=None, limit=5)
+        assert {h.session_id for h in everyone} == {"mine", "theirs"}, query
+    near_miss, _ = await searcher.find("califragilX", viewer="p1")
+    assert near_miss == []
+    snippet = (await searcher.find("califragil", viewer="p1"))[0][0].snippet
+    assert "supercalifragilistic.yaml" in snippet
