@@ -23,9 +23,11 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
+    "AgentConfig",
     "Config",
     "ConfigError",
     "MemoryConfig",
+    "ModelConfig",
     "Paths",
     "load_config",
     "resolve_paths",
@@ -47,8 +49,30 @@ class MemoryConfig(_Section):
     """Stage memory writes until the person approves them (/memory approve ID)."""
 
 
+class ModelConfig(_Section):
+    base_url: str | None = None
+    """OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (None: OpenAI itself)."""
+    api_key_env: str = "OPENAI_API_KEY"
+    """Environment variable holding the API key (a local endpoint may need none)."""
+    name: str = "gpt-4o-mini"
+    """Model name sent with every request."""
+    context_window: int = Field(default=128_000, gt=0)
+    """Tokens the model accepts; compression starts at compression.threshold of it."""
+    timeout_s: float = Field(default=60.0, gt=0)
+    """Seconds one request may take."""
+    max_retries: int = Field(default=4, ge=0, le=10)
+    """Retries of 429 / 5xx / connection errors / timeouts, with back-off and jitter."""
+
+
+class AgentConfig(_Section):
+    max_tool_iterations: int = Field(default=16, gt=0, le=100)
+    """Model requests one turn may make before it is stopped gracefully."""
+
+
 class Config(_Section):
     memory: MemoryConfig = MemoryConfig()
+    model: ModelConfig = ModelConfig()
+    agent: AgentConfig = AgentConfig()
 
 
 class ConfigError(Exception):

@@ -83,7 +83,7 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
             "memory.colour: unknown key (allowed here: memory_char_limit, scope, user_char_limit, "
             "write_approval)",
         ),
-        ("memroy:\n  scope: shared\n", "memroy: unknown key (allowed here: memory)"),
+        ("memroy:\n  scope: shared\n", "memroy: unknown key (allowed here: agent, memory, model)"),
         ("memory: 5\n", "memory: expected a mapping, got an integer 5"),
         ("- just\n- a list\n", "top level: expected a mapping of sections, got a list"),
         ("memory:\n  scope: [shared\n", "invalid YAML"),
@@ -110,3 +110,21 @@ def test_every_problem_gets_its_own_line(tmp_path: Path) -> None:
     with pytest.raises(ConfigError) as info:
         _load(tmp_path, "memory:\n  scope: x\n  memory_char_limit: y\n")
     assert len(info.value.lines) == 2
+
+
+def test_model_and_agent_sections(tmp_path: Path) -> None:
+    config = _load(
+        tmp_path,
+        "model:\n  base_url: http://127.0.0.1:11434/v1\n  api_key_env: LOCAL_KEY\n"
+        "  name: llama3\n  timeout_s: 30\n  max_retries: 0\n"
+        "agent:\n  max_tool_iterations: 4\n",
+    )
+    assert config.model.base_url == "http://127.0.0.1:11434/v1"
+    assert (config.model.api_key_env, config.model.name) == ("LOCAL_KEY", "llama3")
+    assert (config.model.timeout_s, config.model.max_retries) == (30.0, 0)
+    assert config.agent.max_tool_iterations == 4
+    assert Config().model.api_key_env == "OPENAI_API_KEY"
+    with pytest.raises(
+        ConfigError, match=r"model\.max_retries: input should be less than or equal"
+    ):
+        _load(tmp_path, "model:\n  max_retries: 99\n")
