@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
+
+from memory.archive import Archive
 
 
 @pytest.fixture
@@ -14,3 +17,10 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path.mkdir()
     monkeypatch.setenv("MNEMO_HOME", str(path))
     return path
+
+
+@pytest.fixture
+async def archive(tmp_path: Path) -> AsyncIterator[Archive]:
+    """A real archive (SQLite file) in the test's temporary directory."""
+    async with await Archive.open(tmp_path / "state.db") as opened:
+        yield opened

@@ -2,11 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
-
-import pytest
 
 from memory.archive import Archive, NewMessage, SessionSpec
 
@@ -22,12 +18,6 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 
 
 # -- archive fixtures ----------------------------------------------------------------------
-
-
-@pytest.fixture
-async def archive(tmp_path: Path) -> AsyncIterator[Archive]:
-    async with await Archive.open(tmp_path / "state.db") as opened:
-        yield opened
 
 
 async def make_session(

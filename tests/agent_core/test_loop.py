@@ -1,0 +1,130 @@
+"""The bounded turn with real tools over real files, driven by a scripted model."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from agent_core.builtin import memory_tool, session_search_tool
+from agent_core.loop import BUDGET_NOTE, run_turn
+from agent_core.models import ModelReply, ToolCall, Usage
+from agent_core.models.scripted import ScriptedModel
+from agent_core.tools import Toolbox
+from memory import MemoryLimits, MemoryStore, MemoryTurn
+from memory.archive import Archive
+from memory.search import SearchTool
+from tests.memory.conftest import make_session, say
+
+SYSTEM = {"role": "system", "content": "frozen"}
+
+
+def calls(*pairs: tuple[str, dict[str, object]]) -> ModelReply:
+    return ModelReply(
+        content=None,
+        tool_calls=tuple(
+            ToolCall(f"c{i}", name, json.dumps(args)) for i, (name, args) in enumerate(pairs)
+        ),
+        usage=Usage(100, 10, 80),
+    )
+
+
+def toolbox(tmp_path: Path, turn: MemoryTurn, archive: Archive | None = None) -> Toolbox:
+    store = MemoryStore(tmp_path / "telegram-1", limits=MemoryLimits(300, 300))
+    tools = [memory_tool(store, lambda: turn)]
+    if archive is not None:
+        tools.append(
+            session_search_tool(
+                SearchTool(archive), person="telegram-1", current_session=lambda: "now"
+            )
+        )
+    return Toolbox(tools)
+
+
+async def test_tool_calls_then_text(tmp_path: Path) -> None:
+    model = ScriptedModel(
+        calls(("memory", {"action": "add", "target": "user", "content": "Prefers tea"}),
+              ("memory", {"action": "add", "content": "Uses Fedora"})),
+        ModelReply(content="Noted both.", usage=Usage(150, 5, 120)),
+    )  # fmt: skip
+    box = toolbox(tmp_path, MemoryTurn())
+    user = {"role": "user", "content": "I like tea and I run Fedora"}
+    result = await run_turn(
+        model, system=SYSTEM, history=[], user=user, toolbox=box, max_iterations=4
+    )
+    assert result.reply == "Noted both." and result.requests == 2 and result.stopped is None
+    assert [m["role"] for m in result.messages] == [
+        "user",
+        "assistant",
+        "tool",
+        "tool",
+        "assistant",
+    ]
+    assert json.loads(result.messages[2]["content"])["success"] is True
+    assert result.usage == Usage(250, 15, 200)
+    assert result.tool_names() == ["memory", "memory"]
+    second = model.requests[1]
+    assert second.messages[0] == SYSTEM and second.messages[-1]["role"] == "tool"
+    assert model.requests[0].tools == model.requests[1].tools == box.specs
+    assert (tmp_path / "telegram-1" / "USER.md").read_text(encoding="utf-8") == "Prefers tea"
+
+
+async def test_errors_and_unknown_tools_go_back_to_the_model(tmp_path: Path) -> None:
+    model = ScriptedModel(
+        ModelReply(content=None, tool_calls=(ToolCall("a", "shell", "{}"),
+                                             ToolCall("b", "memory", "{oops"))),
+        "Sorry, I cannot do that.",
+    )  # fmt: skip
+    result = await run_turn(
+        model, system=SYSTEM, history=[], user={"role": "user", "content": "x"},
+        toolbox=toolbox(tmp_path, MemoryTurn()), max_iterations=3,
+    )  # fmt: skip
+    tool_outputs = [json.loads(m["content"]) for m in result.messages if m["role"] == "tool"]
+    assert "no tool named 'shell'" in tool_outputs[0]["error"]
+    assert "not valid JSON" in tool_outputs[1]["error"]
+    assert result.reply == "Sorry, I cannot do that."
+
+
+async def test_the_budget_stops_the_loop_gracefully(tmp_path: Path) -> None:
+    looping = calls(("memory", {"action": "remove", "old_text": "nothing"}))
+    model = ScriptedModel(looping, looping, looping, "Here is what I have.")
+    turn = MemoryTurn()
+    result = await run_turn(
+        model, system=SYSTEM, history=[], user={"role": "user", "content": "x"},
+        toolbox=toolbox(tmp_path, turn), max_iterations=3,
+    )  # fmt: skip
+    assert result.stopped == "budget" and result.requests == 4
+    assert result.reply == "Here is what I have."
+    assert model.requests[-1].messages[-1] == {"role": "user", "content": BUDGET_NOTE}
+    assert turn.failures == 3  # the consolidation counter saw every failure of this turn
+
+
+async def test_a_model_that_keeps_calling_tools_gets_a_plain_apology(tmp_path: Path) -> None:
+    looping = calls(("memory", {"action": "remove", "old_text": "nothing"}))
+    model = ScriptedModel(looping, looping)
+    result = await run_turn(
+        model, system=SYSTEM, history=[], user={"role": "user", "content": "x"},
+        toolbox=toolbox(tmp_path, MemoryTurn()), max_iterations=1,
+    )  # fmt: skip
+    assert result.reply.startswith("Sorry — I ran out of steps")
+    assert result.messages[-1] == {"role": "assistant", "content": result.reply}
+
+
+async def test_session_search_is_bound_to_the_sessions_person(
+    tmp_path: Path, archive: Archive
+) -> None:
+    await make_session(archive, "theirs", "telegram-2")
+    await say(archive, "theirs", "telegram-2", "the vault code is 4471")
+    await make_session(archive, "old", "telegram-1")
+    await say(archive, "old", "telegram-1", "my vault is the blue one")
+    model = ScriptedModel(
+        calls(("session_search", {"query": "vault code"}),
+              ("session_search", {"session_id": "theirs"})),
+        "done",
+    )  # fmt: skip
+    result = await run_turn(
+        model, system=SYSTEM, history=[], user={"role": "user", "content": "vault?"},
+        toolbox=toolbox(tmp_path, MemoryTurn(), archive), max_iterations=3,
+    )  # fmt: skip
+    outputs = [m["content"] for m in result.messages if m["role"] == "tool"]
+    assert "blue one" in outputs[0] and "4471" not in "".join(outputs)
+    assert json.loads(outputs[1])["success"] is False
