@@ -38,6 +38,7 @@ class TurnResult:
     usage: Usage = field(default_factory=Usage)
     requests: int = 0
     stopped: str | None = None  # "budget" when the tool budget ran out
+    usage_at: dict[int, Usage] = field(default_factory=dict)  # message index -> its request
 
     def tool_names(self) -> list[str]:
         return [
@@ -68,6 +69,7 @@ async def run_turn(
         result.usage += reply.usage
         message = reply.as_message()
         conversation.append(message)
+        result.usage_at[len(result.messages)] = reply.usage
         result.messages.append(message)
         return reply
 

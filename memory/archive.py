@@ -210,6 +210,16 @@ class Archive:
             )
         return session_from_row(rows[0]) if rows else None
 
+    async def system_prompt(self, session_id: str) -> str | None:
+        """The frozen system prompt a session was started with (None if not recorded)."""
+        async with self.reader() as db:
+            rows = list(
+                await db.execute_fetchall(
+                    "SELECT system_prompt FROM sessions WHERE id = ?", (session_id,)
+                )
+            )
+        return rows[0][0] if rows else None
+
     async def sessions(
         self, *, viewer: str | None, limit: int = 20, exclude: str | None = None
     ) -> list[Session]:

@@ -176,7 +176,13 @@ M002_TRIGRAM_DETAIL_NONE = Migration(
     ),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (M001_INITIAL, M002_TRIGRAM_DETAIL_NONE)
+M003_FROZEN_PROMPT = Migration(
+    "m003_session_system_prompt",
+    # The frozen system prompt of a session, so a restart continues it byte for byte.
+    ("ALTER TABLE sessions ADD COLUMN system_prompt TEXT",),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (M001_INITIAL, M002_TRIGRAM_DETAIL_NONE, M003_FROZEN_PROMPT)
 
 
 def migrate(db: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> list[str]:

@@ -75,6 +75,7 @@ class SessionSpec:
     parent_id: str | None = None
     title: str | None = None
     started_at: float | None = None
+    system_prompt: str | None = None  # frozen for the session; kept so a restart resumes it
 
 
 @dataclass(frozen=True, slots=True)

@@ -108,8 +108,8 @@ def ensure_session(db: sqlite3.Connection, spec: SessionSpec) -> None:
         root = row[0]
     db.execute(
         "INSERT OR IGNORE INTO sessions (id, parent_id, root_id, session_key, platform,"
-        " chat_id, chat_type, thread_id, title, started_at, last_active_at)"
-        " VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+        " chat_id, chat_type, thread_id, title, started_at, last_active_at, system_prompt)"
+        " VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             spec.id,
             spec.parent_id,
@@ -122,6 +122,7 @@ def ensure_session(db: sqlite3.Connection, spec: SessionSpec) -> None:
             spec.title,
             started,
             started,
+            spec.system_prompt,
         ),
     )
     join(db, spec.id, spec.people)

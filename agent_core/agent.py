@@ -1,0 +1,284 @@
+"""The agent: sessions with a frozen prompt, turns that archive their exchange, reviews.
+
+``Agent.start`` builds a session's system prompt once from the person's memory snapshot and
+records it with the session, so ``Agent.resume`` (after a restart) continues with the same
+bytes. ``Agent.turn`` runs the bounded loop with the person-bound tools, appends the whole
+exchange to the archive in one transaction, hands the reply back, and only then starts the
+review as a named background task (never awaited by the turn). ``Agent.aclose`` awaits the
+reviews still running (bounded) at shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from agent_core.builtin import memory_tool, session_search_tool
+from agent_core.loop import run_turn
+from agent_core.models import Model, ModelError, ModelRejected, Usage
+from agent_core.prompt import build_system_prompt, read_soul
+from agent_core.review import ReviewOutcome, review
+from agent_core.tools import Toolbox
+from memory import MemoryStores, MemoryTurn
+from memory.archive import Archive, Message, NewMessage, SessionSpec
+from memory.search import SearchTool
+
+__all__ = ["Agent", "AgentSettings", "Conversation", "TurnOutcome"]
+
+log = logging.getLogger(__name__)
+
+UNAVAILABLE = (
+    "Sorry — I can't reach my language model right now, so I couldn't answer. Your message is"
+    " saved; please try again in a minute."
+)
+REJECTED = (
+    "Sorry — the language model refused that request, so I couldn't answer. Your message is"
+    " saved. If this keeps happening, tell the operator of this bot."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSettings:
+    max_tool_iterations: int = 16
+    review_enabled: bool = True
+    review_interval_turns: int = 1
+    review_model: str | None = None
+    review_max_iterations: int = 4
+    review_timeout_s: float = 120.0
+
+
+@dataclass(slots=True)
+class Conversation:
+    """One session's live state; the system prompt and tools never change within it."""
+
+    id: str
+    person: str
+    platform: str
+    system: dict[str, str]
+    toolbox: Toolbox
+    history: list[dict[str, Any]] = field(default_factory=list)
+    memory_turn: MemoryTurn = field(default_factory=MemoryTurn)
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+    review_usage: Usage = field(default_factory=Usage)
+    review_task: asyncio.Task[ReviewOutcome] | None = None
+    last_review: ReviewOutcome | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOutcome:
+    reply: str
+    usage: Usage
+    error: str | None = None
+    review: asyncio.Task[ReviewOutcome] | None = None
+
+
+class Agent:
+    def __init__(
+        self,
+        *,
+        model: Model,
+        archive: Archive,
+        stores: MemoryStores,
+        home: Path,
+        settings: AgentSettings | None = None,
+        now: Callable[[], datetime] = lambda: datetime.now(UTC),
+    ) -> None:
+        self.model = model
+        self.archive = archive
+        self.stores = stores
+        self.home = home
+        self.settings = settings or AgentSettings()
+        self._now = now
+        self._search = SearchTool(archive)
+        self._tasks: set[asyncio.Task[Any]] = set()
+
+    # -- sessions -------------------------------------------------------------------------
+
+    def _conversation(
+        self, session_id: str, person: str, platform: str, system_text: str
+    ) -> Conversation:
+        store = self.stores.for_person(person)
+        conversation = Conversation(
+            id=session_id,
+            person=person,
+            platform=platform,
+            system={"role": "system", "content": system_text},
+            toolbox=Toolbox([]),
+        )
+        conversation.toolbox = Toolbox(
+            [
+                memory_tool(store, lambda: conversation.memory_turn),
+                session_search_tool(
+                    self._search, person=person, current_session=lambda: conversation.id
+                ),
+            ]
+        )
+        return conversation
+
+    async def start(self, spec: SessionSpec, *, person: str, platform_label: str) -> Conversation:
+        """A new session: the prompt is built now, from the memory as it is now."""
+        store = self.stores.for_person(person)
+        identity, blocked = await asyncio.to_thread(read_soul, self.home / "SOUL.md")
+        snapshot = await asyncio.to_thread(store.snapshot)
+        prompt = build_system_prompt(
+            identity=identity,
+            snapshot=snapshot,
+            platform=platform_label,
+            today=self._now().date(),
+            soul_blocked=blocked,
+        )
+        await self.archive.start_session(replace(spec, system_prompt=prompt.text))
+        return self._conversation(spec.id, person, platform_label, prompt.text)
+
+    async def resume(self, session_key: str, *, person: str) -> Conversation | None:
+        """The open session of ``session_key``, continued with its recorded prompt."""
+        session = await self.archive.latest_session(session_key)
+        if session is None or person not in (await self._people(session.id)):
+            return None
+        text = await self.archive.system_prompt(session.id)
+        if text is None:
+            return None
+        conversation = self._conversation(session.id, person, session.platform, text)
+        messages = await self.archive.messages(session.id, viewer=None)
+        conversation.history = [_chat(m) for m in messages]
+        conversation.turns = sum(1 for m in messages if m.role == "user")
+        return conversation
+
+    async def _people(self, session_id: str) -> tuple[str, ...]:
+        session = await self.archive.get_session(session_id, viewer=None)
+        return session.people if session else ()
+
+    # -- turns ----------------------------------------------------------------------------
+
+    def user_message(self, text: str, *, speaker: str | None = None) -> dict[str, str]:
+        """Per-turn facts travel in the user message, never in the system prompt."""
+        header = f"[{self._now().strftime('%Y-%m-%d %H:%M UTC')}"
+        header += f" · {speaker}]" if speaker else "]"
+        return {"role": "user", "content": f"{header}\n{text}"}
+
+    async def turn(
+        self, conversation: Conversation, text: str, *, speaker: str | None = None
+    ) -> TurnOutcome:
+        conversation.memory_turn = MemoryTurn()
+        user = self.user_message(text, speaker=speaker)
+        try:
+            result = await run_turn(
+                self.model,
+                system=conversation.system,
+                history=conversation.history,
+                user=user,
+                toolbox=conversation.toolbox,
+                max_iterations=self.settings.max_tool_iterations,
+            )
+        except ModelError as exc:
+            log.warning("turn in session %s failed: %s", conversation.id, exc)
+            await self.archive.append_exchange(
+                conversation.id,
+                [NewMessage("user", user["content"], speaker=conversation.person)],
+                people=[conversation.person],
+            )
+            conversation.history.append(user)
+            message = REJECTED if isinstance(exc, ModelRejected) else UNAVAILABLE
+            return TurnOutcome(message, Usage(), error=str(exc))
+        names = {
+            call["id"]: call["function"]["name"]
+            for m in result.messages
+            for call in m.get("tool_calls") or []
+        }
+        await self.archive.append_exchange(
+            conversation.id,
+            [
+                _archived(m, conversation.person, result.usage_at.get(i), names)
+                for i, m in enumerate(result.messages)
+            ],
+            people=[conversation.person],
+        )
+        conversation.history.extend(result.messages)
+        conversation.turns += 1
+        conversation.usage += result.usage
+        task = self._maybe_review(conversation)
+        return TurnOutcome(result.reply, result.usage, review=task)
+
+    # -- review ---------------------------------------------------------------------------
+
+    def _maybe_review(self, conversation: Conversation) -> asyncio.Task[ReviewOutcome] | None:
+        settings = self.settings
+        if not settings.review_enabled or conversation.turns % settings.review_interval_turns:
+            return None
+        if conversation.review_task is not None and not conversation.review_task.done():
+            return None  # one at a time; the next review sees this turn too
+        snapshot = list(conversation.history)
+
+        async def run() -> ReviewOutcome:
+            conversation.memory_turn = MemoryTurn()
+            outcome = await asyncio.wait_for(
+                review(
+                    self.model,
+                    system=conversation.system,
+                    conversation=snapshot,
+                    toolbox=conversation.toolbox,
+                    max_iterations=settings.review_max_iterations,
+                    model_name=settings.review_model,
+                ),
+                settings.review_timeout_s,
+            )
+            conversation.review_usage += outcome.usage
+            conversation.last_review = outcome
+            return outcome
+
+        task = asyncio.create_task(run(), name=f"review:{conversation.id}:{conversation.turns}")
+        conversation.review_task = task
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+        return task
+
+    def _finished(self, task: asyncio.Task[Any]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.warning("background task %s failed: %s", task.get_name(), task.exception())
+
+    async def aclose(self, *, timeout_s: float = 30.0) -> None:
+        """Await running reviews (then cancel what is left after ``timeout_s``)."""
+        if not self._tasks:
+            return
+        pending = set(self._tasks)
+        _done, left = await asyncio.wait(pending, timeout=timeout_s)
+        for task in left:
+            task.cancel()
+        for task in left:
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+
+def _archived(
+    message: dict[str, Any], person: str, usage: Usage | None, tool_names: dict[str, str]
+) -> NewMessage:
+    role = message["role"]
+    return NewMessage(
+        role,
+        message.get("content") or "",
+        speaker=person if role == "user" else None,
+        tool_calls=message.get("tool_calls"),
+        tool_call_id=message.get("tool_call_id"),
+        tool_name=tool_names.get(message.get("tool_call_id") or ""),
+        prompt_tokens=usage.prompt_tokens if usage else None,
+        completion_tokens=usage.completion_tokens if usage else None,
+        cached_tokens=usage.cached_tokens if usage else None,
+    )
+
+
+def _chat(message: Message) -> dict[str, Any]:
+    chat: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.role == "assistant" and message.tool_calls:
+        chat["tool_calls"] = message.tool_calls
+        chat["content"] = message.content or None
+    if message.role == "tool":
+        chat["tool_call_id"] = message.tool_call_id
+    return chat
