@@ -1,0 +1,1 @@
+"""Loopback fakes of external services, driven by the real client libraries."""
