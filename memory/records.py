@@ -181,8 +181,12 @@ TITLE_CHARS = 80
 
 
 def title_of(text: str | None) -> str | None:
-    """A session title: the first user message, flattened and cut."""
+    """A session title: the first user message without its ``[time · speaker]`` header
+    line (added by the agent for the model), flattened and cut."""
     if not text:
         return None
+    first, newline, rest = text.partition("\n")
+    if newline and first.startswith("[") and first.endswith("]") and rest.strip():
+        text = rest
     flat = " ".join(text.split())
     return flat if len(flat) <= TITLE_CHARS else flat[: TITLE_CHARS - 1] + "…"

@@ -29,6 +29,9 @@ def echo(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelRep
     """The dry-run model: repeats the last user message."""
     last = next((m for m in reversed(messages) if m.get("role") == "user"), None)
     text = str(last.get("content", "")) if last else ""
+    header, newline, rest = text.partition("\n")
+    if newline and header.startswith("["):  # the agent's [time · speaker] line
+        text = rest
     return ModelReply(content=f"(dry run) you said: {text}", usage=Usage(len(text) // 4, 8, 0))
 
 

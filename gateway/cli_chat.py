@@ -1,0 +1,156 @@
+"""``mnemo chat``: the console adapter — the whole agent on a terminal, no platform token.
+
+On a terminal it is an interactive REPL; when stdin is not a terminal it reads one message
+per line and prints each reply (so it can be scripted). The person is ``console-<os user>``;
+the same loop, archive, review and memory serve it as the chat bots. ``--session NAME``
+resumes a named session; ``/new``, ``/memory``, ``/search QUERY`` and ``/quit`` work as
+commands. ``--dry-run`` answers with an echo model instead of calling an endpoint.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import getpass
+import os
+import re
+import sys
+from typing import Any
+
+from agent_core.agent import Agent, AgentSettings, Conversation
+from agent_core.models import Model
+from agent_core.models.openai import OpenAIModel
+from agent_core.models.scripted import ScriptedModel, echo
+from gateway.app import memory_stores
+from gateway.cli_memory import UsageError
+from gateway.config import Config, Paths
+from memory import FILE_NAMES, TARGETS
+from memory.archive import Archive, SessionSpec, new_session_id
+from memory.search import SearchTool
+
+__all__ = ["console_person", "register"]
+
+HELP = "Commands: /new (fresh session), /memory, /search QUERY, /quit."
+
+
+def register(commands: Any) -> None:
+    chat = commands.add_parser("chat", help="talk to the agent on this terminal")
+    chat.add_argument("--session", help="resume (or start) the session with this name")
+    chat.add_argument("--dry-run", action="store_true", help="echo model: no endpoint needed")
+    chat.set_defaults(handler=_chat)
+
+
+def console_person(user: str | None = None) -> str:
+    name = (user or getpass.getuser() or "user").lower()
+    return "console-" + (re.sub(r"[^a-z0-9._-]", "_", name).strip("._-") or "user")
+
+
+def build_model(config: Config, *, dry_run: bool, environ: dict[str, str] | None = None) -> Model:
+    if dry_run:
+        return ScriptedModel(respond=echo, name="dry-run")
+    env = os.environ if environ is None else environ
+    key = env.get(config.model.api_key_env)
+    if not key and config.model.base_url is None:
+        raise UsageError(
+            f"{config.model.api_key_env} is not set (needed to reach {config.model.name});"
+            " set it, point model.base_url at a local server, or try `mnemo chat --dry-run`"
+        )
+    return OpenAIModel(
+        name=config.model.name,
+        base_url=config.model.base_url,
+        api_key=key,
+        timeout_s=config.model.timeout_s,
+        max_retries=config.model.max_retries,
+    )
+
+
+def _chat(args: argparse.Namespace, paths: Paths, config: Config) -> int:
+    model = build_model(config, dry_run=args.dry_run)
+    return asyncio.run(_run(model, paths, config, args.session))
+
+
+async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> int:
+    person = console_person()
+    key = f"console:dm:{person}" + (f":{name}" if name else "")
+    interactive = sys.stdin.isatty()
+    async with await Archive.open(paths.state_db) as archive:
+        agent = Agent(
+            model=model,
+            archive=archive,
+            stores=memory_stores(paths, config),
+            home=paths.home,
+            settings=AgentSettings(max_tool_iterations=config.agent.max_tool_iterations),
+        )
+        try:
+            conversation = await agent.resume(key, person=person) or await _new(agent, key, person)
+            if interactive:
+                print(f"mnemo chat — {person}, session {conversation.id}. {HELP}")
+            while True:
+                if interactive:
+                    line = await asyncio.to_thread(_prompt)
+                else:
+                    line = await asyncio.to_thread(sys.stdin.readline)
+                if line is None or line == "":
+                    break
+                text = line.strip()
+                if not text:
+                    continue
+                if text.startswith("/"):
+                    outcome = await _command(text, agent, conversation, key, person)
+                    if outcome is None:
+                        break
+                    conversation, answer = outcome
+                    print(answer, flush=True)
+                    continue
+                result = await agent.turn(conversation, text)
+                print(result.reply, flush=True)
+        finally:
+            await agent.aclose()
+            close = getattr(model, "close", None)
+            if close is not None:
+                await close()
+    return 0
+
+
+def _prompt() -> str | None:
+    try:
+        return input("you> ") + "\n"
+    except EOFError:
+        return None
+
+
+async def _new(agent: Agent, key: str, person: str) -> Conversation:
+    spec = SessionSpec(new_session_id(), "console", person, "dm", (person,), session_key=key)
+    return await agent.start(spec, person=person, platform_label="console (terminal)")
+
+
+async def _command(
+    text: str, agent: Agent, conversation: Conversation, key: str, person: str
+) -> tuple[Conversation, str] | None:
+    command, _, rest = text.partition(" ")
+    if command in ("/quit", "/exit"):
+        return None
+    if command == "/new":
+        await agent.archive.end_session(conversation.id, "new")
+        fresh = await _new(agent, key, person)
+        return fresh, f"Started a new session ({fresh.id}) with a fresh memory snapshot."
+    if command == "/memory":
+        store = agent.stores.for_person(person)
+        lines = []
+        for target in TARGETS:
+            entries = store.entries(target)
+            lines.append(f"{FILE_NAMES[target]} [{store.usage(target)}]")
+            lines += [f"  {n}. {entry}" for n, entry in enumerate(entries, 1)] or ["  (empty)"]
+        return conversation, "\n".join(lines)
+    if command == "/search":
+        if not rest.strip():
+            return conversation, "Usage: /search QUERY"
+        result = await SearchTool(agent.archive).call({"query": rest, "limit": 5}, viewer=person)
+        hits = result.get("results", [])
+        if not hits:
+            return conversation, result.get("note", "Nothing found.")
+        return conversation, "\n".join(
+            f"{h['when']} · {h['title']}: {h['snippet'] or h['message']['content'][:120]}"
+            for h in hits
+        )
+    return conversation, f"Unknown command {command}. {HELP}"

@@ -1,0 +1,88 @@
+"""``mnemo chat`` scripted through a pipe: a real subprocess, the real openai SDK, the fake
+server on loopback, real files."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from pathlib import Path
+
+from gateway.cli_chat import console_person
+from memory.archive import Archive
+from tests.fakes.openai_server import Call, Dynamic, FakeOpenAI, Text, ToolCalls
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+async def chat(
+    home: Path, lines: str, *args: str, env: dict[str, str] | None = None
+) -> tuple[int, str, str]:
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, "-m", "gateway", "--home", str(home), "chat", *args,
+        stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE, cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **(env or {})},
+    )  # fmt: skip
+    out, err = await asyncio.wait_for(proc.communicate(lines.encode()), 60)
+    assert proc.returncode is not None
+    return proc.returncode, out.decode(), err.decode()
+
+
+async def test_a_piped_conversation_with_memory_commands_and_resume(home: Path) -> None:
+    def respond(body: dict[str, object]) -> Text | ToolCalls:
+        messages = body["messages"]
+        assert isinstance(messages, list)
+        last = messages[-1]
+        if last["role"] == "user" and "my name is" in last["content"]:
+            return ToolCalls(
+                [Call("memory", {"action": "add", "target": "user", "content": "Name: Ada"})]
+            )
+        if last["role"] == "tool":
+            return Text("Nice to meet you, Ada.")
+        if "Memory review" in str(last["content"]):
+            return Text("nothing to save")
+        return Text(f"reply {len(messages)}")
+
+    async with FakeOpenAI(default=Dynamic(respond)) as server:
+        (home / "config.yaml").write_text(
+            f"model:\n  base_url: {server.base_url}\n  name: fake-model\n", encoding="utf-8"
+        )
+        code, out, err = await chat(home, "my name is Ada\n/memory\n/search Ada\nhow are you?\n")
+        assert code == 0, err
+        lines = out.splitlines()
+        assert lines[0] == "Nice to meet you, Ada."
+        assert "USER.md [" in out and "1. Name: Ada" in out
+        assert any("my name is Ada" in line for line in lines)  # /search found the first turn
+        assert lines[-1].startswith("reply ")
+        requests = len(server.requests)
+        # the next run resumes the same session, with the same system prompt
+        code, out, err = await chat(home, "and again\n")
+        assert code == 0, err
+        first, later = (
+            server.requests[0].body["messages"],
+            server.requests[requests].body["messages"],
+        )
+        assert later[0] == first[0]
+        assert any("my name is Ada" in str(m.get("content")) for m in later)
+        # /new starts a fresh session whose prompt carries the saved profile
+        code, out, err = await chat(home, "/new\nhello\n")
+        assert code == 0 and "Started a new session" in out
+        assert "Name: Ada" in server.requests[-1].body["messages"][0]["content"]
+    async with await Archive.open(home / "state.db") as archive:
+        sessions = await archive.sessions(viewer=console_person())
+        assert len(sessions) == 2 and sessions[1].title == "my name is Ada"
+
+
+async def test_dry_run_needs_no_endpoint_and_a_missing_key_is_one_clear_line(home: Path) -> None:
+    code, out, _ = await chat(home, "ping\n", "--dry-run")
+    assert code == 0 and out == "(dry run) you said: ping\n"
+    code, out, err = await chat(home, "ping\n", env={"OPENAI_API_KEY": ""})
+    assert code == 2 and out == ""
+    assert err.strip().startswith("mnemo: error: OPENAI_API_KEY is not set")
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_console_person_ids_are_safe() -> None:
+    assert console_person("Ada Lovelace") == "console-ada_lovelace"
+    assert console_person("../../root") == "console-root"
