@@ -24,6 +24,7 @@ from agent_core.models.scripted import ScriptedModel, echo
 from gateway.app import memory_stores
 from gateway.cli_memory import UsageError
 from gateway.config import Config, Paths
+from gateway.terminal import visible
 from memory import FILE_NAMES, TARGETS
 from memory.archive import Archive, SessionSpec, new_session_id
 from memory.search import SearchTool
@@ -140,7 +141,7 @@ async def _command(
         for target in TARGETS:
             entries = store.entries(target)
             lines.append(f"{FILE_NAMES[target]} [{store.usage(target)}]")
-            lines += [f"  {n}. {entry}" for n, entry in enumerate(entries, 1)] or ["  (empty)"]
+            lines += [f"  {n}. {visible(e)}" for n, e in enumerate(entries, 1)] or ["  (empty)"]
         return conversation, "\n".join(lines)
     if command == "/search":
         if not rest.strip():

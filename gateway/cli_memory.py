@@ -14,6 +14,7 @@ from typing import Any
 
 from gateway.app import memory_stores
 from gateway.config import Config, Paths
+from gateway.terminal import visible
 from memory import (
     FILE_NAMES,
     TARGETS,
@@ -22,7 +23,7 @@ from memory import (
     MemoryStores,
     MemoryTurn,
 )
-from memory.scan import INVISIBLE_CHARS, scan
+from memory.scan import scan
 
 __all__ = ["UsageError", "register"]
 
@@ -118,11 +119,6 @@ def _selected(args: argparse.Namespace, stores: MemoryStores) -> list[MemoryStor
     return list(stores)
 
 
-def _visible(text: str) -> str:
-    """Show invisible and bidi characters as <U+XXXX> so a terminal cannot hide them."""
-    return "".join(f"<U+{ord(c):04X}>" if c in INVISIBLE_CHARS else c for c in text)
-
-
 def _emit(result: dict[str, Any], as_json: bool) -> int:
     if as_json:
         print(json.dumps(result, ensure_ascii=False, indent=2))
@@ -130,13 +126,13 @@ def _emit(result: dict[str, Any], as_json: bool) -> int:
         line = result.get("message", "ok")
         if "usage" in result:
             line += f" ({result['usage']})"
-        print(_visible(line))
+        print(visible(line))
     else:
-        print(f"mnemo: {_visible(str(result.get('error')))}", file=sys.stderr)
+        print(f"mnemo: {visible(str(result.get('error')))}", file=sys.stderr)
         for entry in result.get("current_entries", []):
-            print(f"  - {_visible(entry)}", file=sys.stderr)
+            print(f"  - {visible(entry)}", file=sys.stderr)
         for entry in result.get("matches", []):
-            print(f"  ? {_visible(entry)}", file=sys.stderr)
+            print(f"  ? {visible(entry)}", file=sys.stderr)
     return 0 if result.get("success") else 1
 
 
@@ -179,7 +175,7 @@ def _show(args: argparse.Namespace, paths: Paths, config: Config) -> int:
                 zip(info["entries"], info["blocked"], strict=True), 1
             ):
                 flag = f"  ⚠ blocked from prompts: {', '.join(ids)}" if ids else ""
-                lines = _visible(entry).split("\n")
+                lines = visible(entry).split("\n")
                 print(f"  {number:>2}. {lines[0]}{flag}")
                 for more in lines[1:]:
                     print(f"      {more}")
@@ -236,7 +232,7 @@ def _scan(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     for problem in problems if not args.json else []:
         where = f"{problem['person']} · {problem['file']}"
         if problem["kind"] == "blocked":
-            entry = _visible(" ".join(problem["entry"].split()))
+            entry = visible(" ".join(problem["entry"].split()))
             print(f"BLOCKED {where}: {', '.join(problem['ids'])}: {entry[:100]}")
         else:
             print(f"DRIFT   {where}: {problem['reason']}")
@@ -260,7 +256,7 @@ def _pending(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     for row in rows:
         print(f"{row['id']}  {row['person']} · {FILE_NAMES[row['target']]}")
         for line in row["summary"]:
-            print(f"    {_visible(line)}")
+            print(f"    {visible(line)}")
     return 0
 
 

@@ -16,7 +16,6 @@ import contextlib
 import json
 import sqlite3
 import sys
-import unicodedata
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,6 +23,7 @@ from typing import Any, TypeVar
 
 from gateway.cli_memory import UsageError
 from gateway.config import Config, Paths
+from gateway.terminal import visible
 from memory import InvalidPersonError, validate_person
 from memory.archive import (
     Archive,
@@ -34,7 +34,6 @@ from memory.archive import (
     Session,
 )
 from memory.migrations import MigrationError
-from memory.scan import INVISIBLE_CHARS
 from memory.search import SearchTool, message_json, session_json
 
 __all__ = ["read_import_lines", "register"]
@@ -167,17 +166,6 @@ class _Progress:
             print(file=sys.stderr, flush=True)
 
 
-def _visible(text: str) -> str:
-    """Control, invisible and bidi characters as <U+XXXX>: archived chat text (anyone's)
-    must not be able to drive or hide things from the operator's terminal."""
-    return "".join(
-        f"<U+{ord(c):04X}>"
-        if c in INVISIBLE_CHARS or (c not in "\n\t" and unicodedata.category(c) == "Cc")
-        else c
-        for c in text
-    )
-
-
 def _utc(timestamp: float, *, seconds: bool = False) -> str:
     shape = "%Y-%m-%d %H:%M:%S UTC" if seconds else "%Y-%m-%d %H:%M UTC"
     return datetime.fromtimestamp(timestamp, UTC).strftime(shape)
@@ -204,7 +192,7 @@ def _session_json(session: Session) -> dict[str, Any]:
 def _not_found(session_id: str, viewer: str | None) -> int:
     # The same words for "does not exist" and "exists, but not this person's".
     whose = f" in the history of {viewer}" if viewer is not None else ""
-    print(f"mnemo: no session {_visible(repr(session_id))}{whose}", file=sys.stderr)
+    print(f"mnemo: no session {visible(repr(session_id))}{whose}", file=sys.stderr)
     return 1
 
 
@@ -250,10 +238,10 @@ def _list(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     if not sessions:
         print("No sessions archived yet." if viewer is None else f"No sessions with {viewer}.")
     for s in sessions:
-        print(f"{s.id}  {_visible(s.title or '(untitled)')}")
+        print(f"{s.id}  {visible(s.title or '(untitled)')}")
         people = ", ".join(s.people) or "nobody"
         print(
-            f"    {_visible(s.platform)} · {_visible(s.chat_type)} · {people}"
+            f"    {visible(s.platform)} · {visible(s.chat_type)} · {people}"
             f" · {_plural(s.message_count, 'message')}"
         )
         print(f"    started {_utc(s.started_at)} · last active {_utc(s.last_active_at)}")
@@ -281,10 +269,10 @@ def _show(args: argparse.Namespace, paths: Paths, config: Config) -> int:
             }
         )
         return 0
-    print(f"Session {session.id}: {_visible(session.title or '(untitled)')}")
+    print(f"Session {session.id}: {visible(session.title or '(untitled)')}")
     print(
-        f"  platform {_visible(session.platform)} · chat {_visible(session.chat_id)}"
-        f" ({_visible(session.chat_type)}) · people {', '.join(session.people) or 'nobody'}"
+        f"  platform {visible(session.platform)} · chat {visible(session.chat_id)}"
+        f" ({visible(session.chat_type)}) · people {', '.join(session.people) or 'nobody'}"
     )
     print(
         f"  started {_utc(session.started_at)} · last active {_utc(session.last_active_at)}"
@@ -293,21 +281,21 @@ def _show(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     if session.parent_id:
         print(f"  continues {session.parent_id}")
     if session.ended_at is not None:
-        print(f"  ended {_utc(session.ended_at)} ({_visible(session.end_reason or 'no reason')})")
+        print(f"  ended {_utc(session.ended_at)} ({visible(session.end_reason or 'no reason')})")
     for m in messages:
         head = [_utc(m.created_at, seconds=True), m.role]
         if m.speaker:
-            head.append(_visible(m.speaker))
+            head.append(visible(m.speaker))
         if m.tool_name:
-            head.append(f"tool {_visible(m.tool_name)}")
+            head.append(f"tool {visible(m.tool_name)}")
         if m.external_id:
-            head.append(f"external_id {_visible(m.external_id)}")
+            head.append(f"external_id {visible(m.external_id)}")
         print()
         print(f"[{m.id}] " + " · ".join(head))
         if m.tool_calls:
             names = [str(c["name"]) for c in message_json(m, limit=0).get("tool_calls", [])]
-            print(f"    → tool calls: {_visible(', '.join(names))}")
-        for line in _visible(m.content).split("\n"):
+            print(f"    → tool calls: {visible(', '.join(names))}")
+        for line in visible(m.content).split("\n"):
             print(f"    {line}")
     return 0
 
@@ -353,15 +341,15 @@ def _search(args: argparse.Namespace, paths: Paths, config: Config) -> int:
         _print_json(data)
         return 0
     if result.get("note"):
-        print(_visible(result["note"]))
+        print(visible(result["note"]))
     for row in rows:
-        print(f"{row['rank']}. {row['session_id']}  {_visible(row['title'])}")
-        who = row["role"] + (f" {_visible(row['speaker'])}" if "speaker" in row else "")
+        print(f"{row['rank']}. {row['session_id']}  {visible(row['title'])}")
+        who = row["role"] + (f" {visible(row['speaker'])}" if "speaker" in row else "")
         detail = f"   {row['when']} · message {row['message_id']} ({who})"
         if "external_id" in row:
-            detail += f" · external_id {_visible(row['external_id'])}"
+            detail += f" · external_id {visible(row['external_id'])}"
         print(detail)
-        print(f"   {_visible(' '.join(row['snippet'].split()))}")
+        print(f"   {visible(' '.join(row['snippet'].split()))}")
     return 0
 
 
