@@ -161,9 +161,17 @@ def fts_all(query: ParsedQuery) -> str | None:
 
 
 def fts_any(query: ParsedQuery) -> str | None:
-    """Any term, each reduced to a rough stem and prefix-matched (recall over precision)."""
+    """Any term (recall over precision). A plain word of 4+ letters is reduced to a rough
+    stem and prefix-matched ("deploying" finds "deployed"); anything else — code-like terms,
+    short words — stays exact, because a prefix of a short token ("my-app.config.t*") makes
+    FTS5 merge the doclists of every token it starts."""
     pieces = [_quote(p) for p in query.phrases]
-    pieces += [_quote(_stem(t)) + "*" for t in query.terms]
+    for term in query.terms:
+        stem = _stem(term)
+        if stem.isalpha() and len(stem) >= 4:
+            pieces.append(_quote(stem) + "*")
+        else:
+            pieces.append(_quote(term))
     pieces += [_quote(p) + "*" for p in query.prefixes]
     return " OR ".join(dict.fromkeys(pieces)) or None
 
