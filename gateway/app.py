@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from agent_core.agent import AgentSettings
 from gateway.config import Config, Paths
 from memory import MemoryLimits, MemoryStores
 
-__all__ = ["memory_stores"]
+__all__ = ["agent_settings", "memory_stores"]
 
 
 def memory_stores(paths: Paths, config: Config) -> MemoryStores:
@@ -15,4 +16,14 @@ def memory_stores(paths: Paths, config: Config) -> MemoryStores:
         limits=MemoryLimits(memory=mem.memory_char_limit, user=mem.user_char_limit),
         scope=mem.scope,
         write_approval=mem.write_approval,
+    )
+
+
+def agent_settings(config: Config) -> AgentSettings:
+    review = config.memory.review
+    return AgentSettings(
+        max_tool_iterations=config.agent.max_tool_iterations,
+        review_enabled=review.enabled,
+        review_interval_turns=review.interval_turns,
+        review_model=review.model,
     )

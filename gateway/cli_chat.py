@@ -17,11 +17,12 @@ import re
 import sys
 from typing import Any
 
-from agent_core.agent import Agent, AgentSettings, Conversation
+from agent_core.agent import Agent, Conversation
 from agent_core.models import Model
 from agent_core.models.openai import OpenAIModel
 from agent_core.models.scripted import ScriptedModel, echo
-from gateway.app import memory_stores
+from agent_core.review import ReviewOutcome
+from gateway.app import agent_settings, memory_stores
 from gateway.cli_memory import UsageError
 from gateway.config import Config, Paths
 from gateway.terminal import visible
@@ -80,7 +81,7 @@ async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> 
             archive=archive,
             stores=memory_stores(paths, config),
             home=paths.home,
-            settings=AgentSettings(max_tool_iterations=config.agent.max_tool_iterations),
+            settings=agent_settings(config),
         )
         try:
             conversation = await agent.resume(key, person=person) or await _new(agent, key, person)
@@ -105,12 +106,25 @@ async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> 
                     continue
                 result = await agent.turn(conversation, text)
                 print(result.reply, flush=True)
+                if result.review is not None and config.memory.notify != "off":
+                    result.review.add_done_callback(
+                        lambda task: _notify(task, verbose=config.memory.notify == "verbose")
+                    )
         finally:
             await agent.aclose()
             close = getattr(model, "close", None)
             if close is not None:
                 await close()
     return 0
+
+
+def _notify(task: asyncio.Task[ReviewOutcome], *, verbose: bool) -> None:
+    if task.cancelled() or task.exception() is not None:
+        return
+    outcome = task.result()
+    if outcome.wrote:
+        note = outcome.summary() if verbose else "memory updated"
+        print(f"({visible(note)})", file=sys.stderr, flush=True)
 
 
 def _prompt() -> str | None:

@@ -29,6 +29,7 @@ __all__ = [
     "MemoryConfig",
     "ModelConfig",
     "Paths",
+    "ReviewConfig",
     "load_config",
     "resolve_paths",
 ]
@@ -36,6 +37,15 @@ __all__ = [
 
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class ReviewConfig(_Section):
+    enabled: bool = True
+    """After turns, ask the model in the background whether anything deserves saving."""
+    interval_turns: int = Field(default=1, gt=0, le=1000)
+    """Review after every N-th turn of a session (1 = every turn)."""
+    model: str | None = None
+    """A cheaper model name for reviews (default: model.name)."""
 
 
 class MemoryConfig(_Section):
@@ -47,6 +57,9 @@ class MemoryConfig(_Section):
     """``person``: one store per person; ``shared``: one store for everyone (single owner)."""
     write_approval: bool = False
     """Stage memory writes until the person approves them (/memory approve ID)."""
+    notify: Literal["off", "on", "verbose"] = "off"
+    """Tell the person when a review saved something (one line; verbose: what)."""
+    review: ReviewConfig = ReviewConfig()
 
 
 class ModelConfig(_Section):

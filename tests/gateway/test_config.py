@@ -80,8 +80,8 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
         ),
         (
             "memory:\n  colour: blue\n",
-            "memory.colour: unknown key (allowed here: memory_char_limit, scope, user_char_limit, "
-            "write_approval)",
+            "memory.colour: unknown key (allowed here: memory_char_limit, notify, review, scope,"
+            " user_char_limit, write_approval)",
         ),
         ("memroy:\n  scope: shared\n", "memroy: unknown key (allowed here: agent, memory, model)"),
         ("memory: 5\n", "memory: expected a mapping, got an integer 5"),
@@ -128,3 +128,19 @@ def test_model_and_agent_sections(tmp_path: Path) -> None:
         ConfigError, match=r"model\.max_retries: input should be less than or equal"
     ):
         _load(tmp_path, "model:\n  max_retries: 99\n")
+
+
+def test_review_settings_reach_the_agent(tmp_path: Path) -> None:
+    from gateway.app import agent_settings
+
+    config = _load(
+        tmp_path,
+        "memory:\n  notify: verbose\n  review:\n    enabled: false\n    interval_turns: 3\n"
+        "    model: small-model\nagent:\n  max_tool_iterations: 5\n",
+    )
+    settings = agent_settings(config)
+    assert (settings.review_enabled, settings.review_interval_turns) == (False, 3)
+    assert (settings.review_model, settings.max_tool_iterations) == ("small-model", 5)
+    assert config.memory.notify == "verbose"
+    with pytest.raises(ConfigError, match=r"memory\.notify: expected one of"):
+        _load(tmp_path, "memory:\n  notify: loud\n")
