@@ -19,3 +19,9 @@ lint:
 fmt:
 	$(PY) -m ruff format .
 	$(PY) -m ruff check --fix .
+
+# The archive benchmark, quick size (a few minutes); the full 1M run: see bench/README.md.
+# Extra flags: make bench BENCH_ARGS="--queries 500 --keep"
+BENCH_ARGS ?=
+bench:
+	$(PY) bench/archive_bench.py --messages 50000 $(BENCH_ARGS)
