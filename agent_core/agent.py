@@ -101,10 +101,25 @@ class Agent:
 
     # -- sessions -------------------------------------------------------------------------
 
+    def _toolbox(self, conversation: Conversation, turn: Callable[[], MemoryTurn]) -> Toolbox:
+        """The session's tools; ``turn`` gives the consolidation counter they count into.
+
+        Built from the same functions every time, so every toolbox of a session has the
+        same ``specs`` (the tools list is part of the cached prefix)."""
+        return Toolbox(
+            [
+                memory_tool(self.stores.for_person(conversation.person), turn),
+                session_search_tool(
+                    self._search,
+                    person=conversation.person,
+                    current_session=lambda: conversation.id,
+                ),
+            ]
+        )
+
     def _conversation(
         self, session_id: str, person: str, platform: str, system_text: str
     ) -> Conversation:
-        store = self.stores.for_person(person)
         conversation = Conversation(
             id=session_id,
             person=person,
@@ -112,14 +127,7 @@ class Agent:
             system={"role": "system", "content": system_text},
             toolbox=Toolbox([]),
         )
-        conversation.toolbox = Toolbox(
-            [
-                memory_tool(store, lambda: conversation.memory_turn),
-                session_search_tool(
-                    self._search, person=person, current_session=lambda: conversation.id
-                ),
-            ]
-        )
+        conversation.toolbox = self._toolbox(conversation, lambda: conversation.memory_turn)
         return conversation
 
     async def start(self, spec: SessionSpec, *, person: str, platform_label: str) -> Conversation:
@@ -216,14 +224,16 @@ class Agent:
             return None  # one at a time; the next review sees this turn too
         snapshot = list(conversation.history)
 
+        review_turn = MemoryTurn()  # its own counter: a turn may run alongside it
+        toolbox = self._toolbox(conversation, lambda: review_turn)
+
         async def run() -> ReviewOutcome:
-            conversation.memory_turn = MemoryTurn()
             outcome = await asyncio.wait_for(
                 review(
                     self.model,
                     system=conversation.system,
                     conversation=snapshot,
-                    toolbox=conversation.toolbox,
+                    toolbox=toolbox,
                     max_iterations=settings.review_max_iterations,
                     model_name=settings.review_model,
                 ),

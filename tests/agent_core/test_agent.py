@@ -202,3 +202,31 @@ async def test_review_interval_and_one_at_a_time(
         conversation.last_review is not None
         and conversation.last_review.answer == "nothing to save"
     )
+
+
+async def test_a_review_counts_its_failures_apart_from_the_next_turn(
+    home: Path, archive: Archive
+) -> None:
+    gate = asyncio.Event()
+
+    async def respond(messages: Any, tools: Any) -> ModelReply:
+        if (
+            is_review(messages, tools)
+            or (messages[-1]["role"] == "tool"
+            and is_review(messages[:-2], tools))
+        ):
+            await gate.wait()
+            return call("memory", action="remove", old_text="nothing like this")
+        if messages[-1]["role"] == "tool":
+            return ModelReply(content="done")
+        return call("memory", action="remove", old_text="nothing like this either")
+
+    a = agent(home, archive, ScriptedModel(respond=respond), review_max_iterations=2)
+    conversation = await start(a)
+    first = await a.turn(conversation, "one")
+    assert first.review is not None
+    await a.turn(conversation, "two")  # runs while the review waits
+    assert conversation.memory_turn.failures == 1  # only this turn's own failure
+    gate.set()
+    await a.aclose()
+    assert conversation.memory_turn.failures == 1
