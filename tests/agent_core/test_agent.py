@@ -210,10 +210,8 @@ async def test_a_review_counts_its_failures_apart_from_the_next_turn(
     gate = asyncio.Event()
 
     async def respond(messages: Any, tools: Any) -> ModelReply:
-        if (
-            is_review(messages, tools)
-            or (messages[-1]["role"] == "tool"
-            and is_review(messages[:-2], tools))
+        if is_review(messages, tools) or (
+            messages[-1]["role"] == "tool" and is_review(messages[:-2], tools)
         ):
             await gate.wait()
             return call("memory", action="remove", old_text="nothing like this")
@@ -230,3 +228,25 @@ async def test_a_review_counts_its_failures_apart_from_the_next_turn(
     gate.set()
     await a.aclose()
     assert conversation.memory_turn.failures == 1
+
+
+async def test_with_write_approval_the_review_only_stages(home: Path, archive: Archive) -> None:
+    async def respond(messages: Any, tools: Any) -> ModelReply:
+        if is_review(messages, tools):
+            return call("memory", action="add", target="user", content="Likes jazz")
+        if messages[-1]["role"] == "tool":
+            return ModelReply(content="staged it")
+        return ModelReply(content="Jazz it is.")
+
+    stores = MemoryStores(home / "memories", write_approval=True)
+    a = Agent(model=ScriptedModel(respond=respond), archive=archive, stores=stores, home=home)
+    outcome = await a.turn(await start(a), "I love jazz")
+    assert outcome.review is not None
+    result = await outcome.review
+    store = stores.for_person("telegram-1")
+    assert result.staged == [p.id for p in store.pending()] and result.saved == []
+    assert result.summary() == "memory: 1 write(s) waiting for approval"
+    assert store.entries("user") == []
+    store.approve(result.staged[0])
+    assert store.entries("user") == ["Likes jazz"]
+    await a.aclose()

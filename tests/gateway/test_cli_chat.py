@@ -77,6 +77,14 @@ async def test_a_piped_conversation_with_memory_commands_and_resume(home: Path) 
 async def test_dry_run_needs_no_endpoint_and_a_missing_key_is_one_clear_line(home: Path) -> None:
     code, out, _ = await chat(home, "ping\n", "--dry-run")
     assert code == 0 and out == "(dry run) you said: ping\n"
+    # a named session is its own session, resumed by name
+    await chat(home, "in the garden\n", "--dry-run", "--session", "garden")
+    await chat(home, "still the garden\n", "--dry-run", "--session", "garden")
+    async with await Archive.open(home / "state.db") as archive:
+        titles = sorted(
+            (s.title, s.message_count) for s in await archive.sessions(viewer=console_person())
+        )
+    assert titles == [("in the garden", 4), ("ping", 2)]
     code, out, err = await chat(home, "ping\n", env={"OPENAI_API_KEY": ""})
     assert code == 2 and out == ""
     assert err.strip().startswith("mnemo: error: OPENAI_API_KEY is not set")
