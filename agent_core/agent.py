@@ -13,25 +13,28 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from agent_core.builtin import memory_tool, session_search_tool
+from agent_core.compress import CompressionSettings, split_history, summarise
 from agent_core.loop import run_turn
 from agent_core.models import Model, ModelError, ModelRejected, Usage
 from agent_core.prompt import build_system_prompt, read_soul
 from agent_core.review import ReviewOutcome, review
 from agent_core.tools import Toolbox
 from memory import MemoryStores, MemoryTurn
-from memory.archive import Archive, Message, NewMessage, SessionSpec
+from memory.archive import Archive, Message, NewMessage, SessionSpec, new_session_id
+from memory.scan import scan
 from memory.search import SearchTool
 
 __all__ = ["Agent", "AgentSettings", "Conversation", "TurnOutcome"]
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 UNAVAILABLE = (
     "Sorry — I can't reach my language model right now, so I couldn't answer. Your message is"
@@ -51,6 +54,7 @@ class AgentSettings:
     review_model: str | None = None
     review_max_iterations: int = 4
     review_timeout_s: float = 120.0
+    compression: CompressionSettings | None = None
 
 
 @dataclass(slots=True)
@@ -69,6 +73,8 @@ class Conversation:
     review_usage: Usage = field(default_factory=Usage)
     review_task: asyncio.Task[ReviewOutcome] | None = None
     last_review: ReviewOutcome | None = None
+    compressing: asyncio.Task[None] | None = None
+    compressions: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,6 +180,11 @@ class Agent:
     async def turn(
         self, conversation: Conversation, text: str, *, speaker: str | None = None
     ) -> TurnOutcome:
+        if conversation.compressing is not None:
+            # the previous reply did not wait for it; this request needs its result
+            with contextlib.suppress(Exception):
+                await conversation.compressing
+            conversation.compressing = None
         conversation.memory_turn = MemoryTurn()
         user = self.user_message(text, speaker=speaker)
         try:
@@ -212,7 +223,92 @@ class Agent:
         conversation.turns += 1
         conversation.usage += result.usage
         task = self._maybe_review(conversation)
+        compression = self.settings.compression
+        last_prompt = max((u.prompt_tokens for u in result.usage_at.values()), default=0)
+        if compression is not None and compression.due(last_prompt):
+            conversation.compressing = self._track(
+                self._compress(conversation, compression),
+                f"compress:{conversation.id}",
+            )
         return TurnOutcome(result.reply, result.usage, review=task)
+
+    # -- compression ----------------------------------------------------------------------
+
+    async def _compress(self, conversation: Conversation, settings: CompressionSettings) -> None:
+        head, middle, tail = split_history(
+            conversation.history,
+            keep_head=settings.keep_head,
+            tail_tokens=int(settings.tail_share * settings.context_window),
+        )
+        if not middle:
+            return
+        flush_turn = MemoryTurn()
+        toolbox = self._toolbox(conversation, lambda: flush_turn)
+        flushed = await review(
+            self.model,
+            system=conversation.system,
+            conversation=[*head, *middle],
+            toolbox=toolbox,
+            max_iterations=self.settings.review_max_iterations,
+            model_name=self.settings.review_model,
+        )
+        summary, usage = await summarise(
+            self.model,
+            system=conversation.system,
+            messages=[*head, *middle],
+            toolbox=toolbox,
+            model_name=settings.model,
+        )
+        conversation.review_usage += flushed.usage + usage
+        if scan(summary):
+            summary = "(the summary was withheld: it matched the injection scanner)"
+        parent = await self.archive.get_session(conversation.id, viewer=None)
+        if parent is None:
+            return
+        identity, blocked = await asyncio.to_thread(read_soul, self.home / "SOUL.md")
+        snapshot = await asyncio.to_thread(self.stores.for_person(conversation.person).snapshot)
+        prompt = build_system_prompt(
+            identity=identity,
+            snapshot=snapshot,
+            platform=conversation.platform,
+            today=self._now().date(),
+            soul_blocked=blocked,
+            summary=summary,
+        )
+        child = SessionSpec(
+            id=new_session_id(),
+            platform=parent.platform,
+            chat_id=parent.chat_id,
+            chat_type=parent.chat_type,
+            people=parent.people,
+            thread_id=parent.thread_id,
+            session_key=parent.session_key,
+            parent_id=parent.id,
+            title=parent.title,
+            system_prompt=prompt.text,
+        )
+        await self.archive.start_session(child)
+        carried = [*head, *tail]
+        names = {
+            call["id"]: call["function"]["name"]
+            for m in carried
+            for call in m.get("tool_calls") or []
+        }
+        await self.archive.append_exchange(
+            child.id, [_archived(m, conversation.person, None, names) for m in carried]
+        )
+        await self.archive.end_session(parent.id, "compressed")
+        conversation.id = child.id
+        conversation.system = prompt.message()
+        conversation.history = carried
+        conversation.compressions += 1
+        log.info(
+            "compressed session %s into %s: %d messages summarised, %d kept",
+            parent.id,
+            child.id,
+            len(middle),
+            len(carried),
+        )
 
     # -- review ---------------------------------------------------------------------------
 
@@ -243,8 +339,13 @@ class Agent:
             conversation.last_review = outcome
             return outcome
 
-        task = asyncio.create_task(run(), name=f"review:{conversation.id}:{conversation.turns}")
+        task = self._track(run(), f"review:{conversation.id}:{conversation.turns}")
         conversation.review_task = task
+        return task
+
+    def _track(self, work: Coroutine[Any, Any, T], name: str) -> asyncio.Task[T]:
+        """A named background task, owned by the agent and awaited by ``aclose``."""
+        task = asyncio.create_task(work, name=name)
         self._tasks.add(task)
         task.add_done_callback(self._finished)
         return task

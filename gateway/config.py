@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
     "AgentConfig",
+    "CompressionConfig",
     "Config",
     "ConfigError",
     "MemoryConfig",
@@ -77,6 +78,15 @@ class ModelConfig(_Section):
     """Retries of 429 / 5xx / connection errors / timeouts, with back-off and jitter."""
 
 
+class CompressionConfig(_Section):
+    enabled: bool = True
+    """Compress a session whose prompt reaches threshold × model.context_window."""
+    threshold: float = Field(default=0.75, gt=0, lt=1)
+    """Share of the context window that triggers compression."""
+    model: str | None = None
+    """Model name for the summary (default: model.name)."""
+
+
 class AgentConfig(_Section):
     max_tool_iterations: int = Field(default=16, gt=0, le=100)
     """Model requests one turn may make before it is stopped gracefully."""
@@ -86,6 +96,7 @@ class Config(_Section):
     memory: MemoryConfig = MemoryConfig()
     model: ModelConfig = ModelConfig()
     agent: AgentConfig = AgentConfig()
+    compression: CompressionConfig = CompressionConfig()
 
 
 class ConfigError(Exception):

@@ -83,7 +83,10 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
             "memory.colour: unknown key (allowed here: memory_char_limit, notify, review, scope,"
             " user_char_limit, write_approval)",
         ),
-        ("memroy:\n  scope: shared\n", "memroy: unknown key (allowed here: agent, memory, model)"),
+        (
+            "memroy:\n  scope: shared\n",
+            "memroy: unknown key (allowed here: agent, compression, memory, model)",
+        ),
         ("memory: 5\n", "memory: expected a mapping, got an integer 5"),
         ("- just\n- a list\n", "top level: expected a mapping of sections, got a list"),
         ("memory:\n  scope: [shared\n", "invalid YAML"),
@@ -142,5 +145,9 @@ def test_review_settings_reach_the_agent(tmp_path: Path) -> None:
     assert (settings.review_enabled, settings.review_interval_turns) == (False, 3)
     assert (settings.review_model, settings.max_tool_iterations) == ("small-model", 5)
     assert config.memory.notify == "verbose"
+    assert settings.compression is not None
+    assert (settings.compression.context_window, settings.compression.threshold) == (128_000, 0.75)
+    off = agent_settings(_load(tmp_path, "compression:\n  enabled: false\n"))
+    assert off.compression is None
     with pytest.raises(ConfigError, match=r"memory\.notify: expected one of"):
         _load(tmp_path, "memory:\n  notify: loud\n")
