@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from agent_core.builtin import memory_tool, session_search_tool
-from agent_core.compress import CompressionSettings, split_history, summarise
+from agent_core.compress import CompressionSettings, message_tokens, split_history, summarise
 from agent_core.loop import run_turn
 from agent_core.models import Model, ModelError, ModelRejected, Usage
 from agent_core.prompt import build_system_prompt, read_soul
@@ -35,6 +35,7 @@ __all__ = ["Agent", "AgentSettings", "Conversation", "TurnOutcome"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
+MIN_GAIN = 0.05  # compress only when the middle holds at least this share of the window
 
 UNAVAILABLE = (
     "Sorry — I can't reach my language model right now, so I couldn't answer. Your message is"
@@ -240,8 +241,8 @@ class Agent:
             keep_head=settings.keep_head,
             tail_tokens=int(settings.tail_share * settings.context_window),
         )
-        if not middle:
-            return
+        if sum(map(message_tokens, middle)) < MIN_GAIN * settings.context_window:
+            return  # too little to gain: the prompt is mostly system prompt, head and tail
         flush_turn = MemoryTurn()
         toolbox = self._toolbox(conversation, lambda: flush_turn)
         flushed = await review(

@@ -24,7 +24,13 @@ from typing import Any
 from agent_core.models import ChatMessage, Model, Usage
 from agent_core.tools import Toolbox
 
-__all__ = ["SUMMARY_INSTRUCTION", "CompressionSettings", "split_history", "summarise"]
+__all__ = [
+    "SUMMARY_INSTRUCTION",
+    "CompressionSettings",
+    "message_tokens",
+    "split_history",
+    "summarise",
+]
 
 SUMMARY_INSTRUCTION = """\
 [Context compression — the person does not see this message.] The conversation above is \
@@ -45,7 +51,8 @@ class CompressionSettings:
         return prompt_tokens >= self.threshold * self.context_window
 
 
-def _tokens(message: ChatMessage) -> int:
+def message_tokens(message: ChatMessage) -> int:
+    """A rough token count (4 characters a token), enough to place the cuts."""
     return len(json.dumps(message, ensure_ascii=False)) // 4 + 4
 
 
@@ -66,8 +73,8 @@ def split_history(
     head_end = min(head_end, len(history))
     tail_start = len(history)
     budget = tail_tokens
-    while tail_start > head_end and budget - _tokens(history[tail_start - 1]) >= 0:
-        budget -= _tokens(history[tail_start - 1])
+    while tail_start > head_end and budget - message_tokens(history[tail_start - 1]) >= 0:
+        budget -= message_tokens(history[tail_start - 1])
         tail_start -= 1
     tail_start = max(clean_cut(tail_start), head_end)
     return (

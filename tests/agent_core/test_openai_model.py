@@ -5,12 +5,15 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from agent_core.agent import Agent, AgentSettings
+from agent_core.compress import SUMMARY_INSTRUCTION, CompressionSettings
 from agent_core.models import ModelRejected, ModelUnavailable, Usage
 from agent_core.models.openai import OpenAIModel, retry_after_seconds
+from agent_core.review import REVIEW_INSTRUCTION
 from memory import MemoryLimits, MemoryStores
 from memory.archive import Archive, SessionSpec, new_session_id
 from tests.fakes.openai_server import Call, Dynamic, Error, FakeOpenAI, Hang, Text, ToolCalls
@@ -152,3 +155,60 @@ async def test_a_session_over_the_wire_sends_one_prefix(
     cached = [m.cached_tokens for m in await archive.messages(conversation.id, viewer=None)
               if m.role == "assistant"]  # fmt: skip
     assert all(c and c > 0 for c in cached[1:])
+
+
+async def test_over_the_wire_a_dead_endpoint_gives_a_clear_reply_and_keeps_the_message(
+    server: FakeOpenAI, home: Path, archive: Archive
+) -> None:
+    server.default = Error(503)
+    stores = MemoryStores(home / "memories")
+    async with model_for(server, [], max_retries=2) as model:
+        agent = Agent(model=model, archive=archive, stores=stores, home=home,
+                      settings=AgentSettings(review_enabled=False))  # fmt: skip
+        spec = SessionSpec(new_session_id(), "telegram", "1", "dm", ("telegram-1",))
+        conversation = await agent.start(spec, person="telegram-1", platform_label="telegram")
+        outcome = await agent.turn(conversation, "is anyone there?")
+    assert "can't reach my language model" in outcome.reply
+    assert outcome.error is not None and "after 3 attempts" in outcome.error
+    assert server.request_count == 3
+    stored = await archive.messages(conversation.id, viewer="telegram-1")
+    assert [m.role for m in stored] == ["user"]
+
+
+async def test_over_the_wire_compression_flushes_then_summarises_into_a_child(
+    server: FakeOpenAI, home: Path, archive: Archive
+) -> None:
+    def respond(body: dict[str, Any]) -> Text | ToolCalls:
+        last = body["messages"][-1]
+        if last["content"] == REVIEW_INSTRUCTION:
+            return ToolCalls([Call("memory", {"action": "add", "content": "Codename: Heron"})])
+        if last["role"] == "tool":
+            return Text("saved")
+        if last["content"] == SUMMARY_INSTRUCTION:
+            return Text("Summary: project Heron, launch on Friday.")
+        return Text("ok")  # usage estimated by the fake from the prompt size
+
+    server.default = Dynamic(respond)
+    settings = AgentSettings(
+        review_enabled=False,
+        compression=CompressionSettings(context_window=1500, threshold=0.75, tail_share=0.2),
+    )
+    stores = MemoryStores(home / "memories")
+    async with model_for(server, []) as model:
+        agent = Agent(model=model, archive=archive, stores=stores, home=home, settings=settings)
+        spec = SessionSpec(new_session_id(), "telegram", "1", "dm", ("telegram-1",))
+        conversation = await agent.start(spec, person="telegram-1", platform_label="telegram")
+        first = conversation.id
+        for n in range(60):
+            await agent.turn(conversation, f"note {n}: the Heron launch plan " + "y" * 80)
+            if conversation.compressions:
+                break
+        await agent.turn(conversation, "what was the plan?")
+        await agent.aclose()
+    contents = [r.body["messages"][-1]["content"] for r in server.requests]
+    assert contents.index(REVIEW_INSTRUCTION) < contents.index(SUMMARY_INSTRUCTION)
+    assert stores.for_person("telegram-1").entries("memory") == ["Codename: Heron"]
+    child = await archive.get_session(conversation.id, viewer="telegram-1")
+    assert child is not None and child.root_id == first and child.parent_id is not None
+    last_system = server.requests[-1].body["messages"][0]["content"]
+    assert "Codename: Heron" in last_system and "Summary: project Heron" in last_system
