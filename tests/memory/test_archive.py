@@ -212,3 +212,26 @@ async def test_a_file_that_is_not_a_database_fails_cleanly(tmp_path: Path) -> No
     path.write_bytes(b"this is not sqlite at all" * 100)
     with pytest.raises(sqlite3.DatabaseError):
         await Archive.open(path)
+
+
+async def test_checkpoints_run_beside_the_writer_and_close_truncates_the_wal(
+    tmp_path: Path,
+) -> None:
+    """SQLite's automatic checkpoint is off (it stalls the commit that crosses it); our own
+    checkpointer must still move the WAL into the database while the archive runs."""
+    path = tmp_path / "state.db"
+    async with await Archive.open(path) as archive:
+        await make_session(archive, "s1", "p1")
+        start_size = path.stat().st_size
+        for n in range(250):
+            await say(archive, "s1", "p1", f"message {n} " + "words " * 40)
+        await asyncio.sleep(0.2)  # let the last checkpoint (a different thread) finish
+        assert path.stat().st_size > start_size  # frames reached the database file
+        probe = sqlite3.connect(path)
+        (autocheckpoint,) = probe.execute("PRAGMA wal_autocheckpoint").fetchone()
+        probe.close()
+        assert autocheckpoint == 1000  # a fresh connection's default: the setting is ours
+    wal = path.with_name("state.db-wal")
+    assert not wal.exists() or wal.stat().st_size == 0
+    async with await Archive.open(path) as archive:
+        assert len(await archive.messages("s1", viewer=None)) == 500
