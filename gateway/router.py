@@ -1,0 +1,110 @@
+"""Sessions keys and the router: one ordered lane per session, lanes run concurrently.
+
+``SessionKey.for_message`` gives ``<platform>:<chat type>:<chat id>[:<thread>][:<user>]``:
+each DM is its own session, threads and topics are separate, and in groups each person
+has their own session unless ``per_user_in_groups`` is off.
+
+``Router.submit(key, message)`` queues a message on its key's lane. A lane runs one turn
+at a time, in arrival order; messages that arrive while its turn runs are merged into the
+next turn. Different lanes run concurrently, at most ``max_concurrent`` turns at once. A
+lane exists only while it has work: when its last turn ends with nothing queued it is
+dropped, so idle chats cost nothing. ``drain`` stops intake and waits (bounded) for the
+running turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+
+from adapters.messages import InboundMessage
+
+__all__ = ["Router", "RouterClosed", "SessionKey"]
+
+log = logging.getLogger(__name__)
+Handler = Callable[["SessionKey", Sequence[InboundMessage]], Awaitable[None]]
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class SessionKey:
+    platform: str
+    chat_type: str
+    chat_id: str
+    thread_id: str | None = None
+    user_id: str | None = None
+
+    @classmethod
+    def for_message(cls, message: InboundMessage, *, per_user_in_groups: bool = True) -> SessionKey:
+        user = message.sender.user_id if message.chat_type != "dm" and per_user_in_groups else None
+        return cls(message.platform, message.chat_type, message.chat_id, message.thread_id, user)
+
+    def __str__(self) -> str:
+        parts = [self.platform, self.chat_type, self.chat_id]
+        parts += [p for p in (self.thread_id, self.user_id) if p is not None]
+        return ":".join(parts)
+
+
+class RouterClosed(RuntimeError):
+    """``submit`` after ``drain`` began."""
+
+
+@dataclass(slots=True)
+class _Lane:
+    pending: list[InboundMessage] = field(default_factory=list)
+    task: asyncio.Task[None] | None = None
+
+
+class Router:
+    def __init__(self, handler: Handler, *, max_concurrent: int = 8) -> None:
+        self._handler = handler
+        self._slots = asyncio.Semaphore(max_concurrent)
+        self._lanes: dict[SessionKey, _Lane] = {}
+        self._closed = False
+
+    @property
+    def lanes(self) -> int:
+        """Lanes with work queued or running (idle ones are gone)."""
+        return len(self._lanes)
+
+    @property
+    def queued(self) -> int:
+        return sum(len(lane.pending) for lane in self._lanes.values())
+
+    def submit(self, key: SessionKey, message: InboundMessage) -> None:
+        if self._closed:
+            raise RouterClosed("the gateway is shutting down")
+        lane = self._lanes.setdefault(key, _Lane())
+        lane.pending.append(message)
+        if lane.task is None:
+            lane.task = asyncio.create_task(self._run(key, lane), name=f"lane:{key}")
+
+    async def _run(self, key: SessionKey, lane: _Lane) -> None:
+        try:
+            while lane.pending:
+                async with self._slots:
+                    batch, lane.pending = lane.pending, []
+                    try:
+                        await self._handler(key, batch)
+                    except Exception:
+                        log.exception("turn for %s failed", key)
+        finally:
+            lane.task = None
+            if not lane.pending:
+                self._lanes.pop(key, None)
+
+    async def drain(self, timeout_s: float) -> bool:
+        """Refuse new messages and wait for running lanes; True if all finished in time."""
+        self._closed = True
+        tasks = [lane.task for lane in self._lanes.values() if lane.task is not None]
+        if not tasks:
+            return True
+        _done, left = await asyncio.wait(tasks, timeout=timeout_s)
+        for task in left:
+            task.cancel()
+        for task in left:
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        return not left
