@@ -15,6 +15,7 @@ import getpass
 import os
 import re
 import sys
+import threading
 from typing import Any
 
 from agent_core.agent import Agent, Conversation
@@ -68,7 +69,11 @@ def build_model(config: Config, *, dry_run: bool, environ: dict[str, str] | None
 
 def _chat(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     model = build_model(config, dry_run=args.dry_run)
-    return asyncio.run(_run(model, paths, config, args.session))
+    try:
+        return asyncio.run(_run(model, paths, config, args.session))
+    except KeyboardInterrupt:  # Ctrl-C at the prompt: the session is saved, leave quietly
+        print(file=sys.stderr)
+        return 130
 
 
 async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> int:
@@ -88,11 +93,8 @@ async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> 
             if interactive:
                 print(f"mnemo chat — {person}, session {conversation.id}. {HELP}")
             while True:
-                if interactive:
-                    line = await asyncio.to_thread(_prompt)
-                else:
-                    line = await asyncio.to_thread(sys.stdin.readline)
-                if line is None or line == "":
+                line = await _read_line(interactive)
+                if line is None:
                     break
                 text = line.strip()
                 if not text:
@@ -127,11 +129,35 @@ def _notify(task: asyncio.Task[ReviewOutcome], *, verbose: bool) -> None:
         print(f"({visible(note)})", file=sys.stderr, flush=True)
 
 
-def _prompt() -> str | None:
-    try:
-        return input("you> ") + "\n"
-    except EOFError:
-        return None
+async def _read_line(interactive: bool) -> str | None:
+    """The next line (None at end of input), read on a daemon thread: a blocked ``input()``
+    must not keep the process alive after Ctrl-C, as an executor thread would."""
+    loop = asyncio.get_running_loop()
+    future: asyncio.Future[str | None] = loop.create_future()
+
+    def read() -> None:
+        try:
+            line: str | None = input("you> ") if interactive else sys.stdin.readline() or None
+        except EOFError:
+            line = None
+        except BaseException as exc:
+            loop.call_soon_threadsafe(_settle, future, None, exc)
+            return
+        loop.call_soon_threadsafe(_settle, future, line, None)
+
+    threading.Thread(target=read, name="mnemo-chat-stdin", daemon=True).start()
+    return await future
+
+
+def _settle(
+    future: asyncio.Future[str | None], line: str | None, error: BaseException | None
+) -> None:
+    if future.done():
+        return
+    if error is not None:
+        future.set_exception(error)
+    else:
+        future.set_result(line)
 
 
 async def _new(agent: Agent, key: str, person: str) -> Conversation:
