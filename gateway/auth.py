@@ -1,0 +1,174 @@
+"""Authorization: the one check every inbound message passes before anything runs.
+
+Deny by default. A person may talk to the bot when they are an admin, listed in the
+platform's ``allowed_users`` (or it is ``"*"``), or approved through pairing. In a group the
+chat must also be allowed (``allowed_chats``); unknown people in groups are ignored
+silently, and bots are always ignored. An unknown person who writes a DM is offered a
+pairing code instead: 8 characters, valid for an hour, at most ``MAX_CODES_PER_DAY`` codes
+a day per person (then they are ignored until the day is over); an admin approves it with
+``/pair approve CODE`` or ``mnemo pairing approve CODE``.
+
+Approvals and pending codes live in ``<home>/pairing.json`` (0600, written atomically under
+a lock), so they survive restarts and two processes never lose each other's writes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from adapters.messages import InboundMessage
+from memory.files import atomic_write_text, file_lock
+
+__all__ = ["Access", "Auth", "PairingStore", "Verdict"]
+
+log = logging.getLogger(__name__)
+
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
+CODE_LENGTH = 8
+CODE_TTL_S = 3600
+MAX_CODES_PER_DAY = 3
+MAX_PENDING = 200
+
+
+@dataclass(frozen=True, slots=True)
+class Access:
+    """What the configuration allows (one value for the whole gateway)."""
+
+    allowed_users: Mapping[str, frozenset[str]] = field(default_factory=dict)  # platform -> ids
+    allowed_chats: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    admins: frozenset[str] = frozenset()  # "telegram:123"
+
+    def user_listed(self, platform: str, user_id: str) -> bool:
+        listed = self.allowed_users.get(platform, frozenset())
+        return "*" in listed or user_id in listed
+
+    def chat_listed(self, platform: str, chat_id: str) -> bool:
+        listed = self.allowed_chats.get(platform, frozenset())
+        return "*" in listed or chat_id in listed
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    action: Literal["allow", "pair", "ignore"]
+    admin: bool = False
+    code: str | None = None
+    reason: str = ""
+
+
+class PairingStore:
+    def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
+        self.path = path
+        self._clock = clock
+
+    def _load(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        try:
+            data = dict(json.loads(self.path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            pass
+        except (ValueError, TypeError, UnicodeDecodeError) as exc:
+            # deny by default still holds: nobody is approved until the file is repaired
+            aside = self.path.with_name(f"{self.path.name}.corrupt.{int(self._clock())}")
+            with contextlib.suppress(OSError):
+                self.path.replace(aside)
+            log.warning("pairing file %s was unreadable (%s); moved to %s", self.path, exc, aside)
+        data.setdefault("approved", [])
+        data.setdefault("pending", [])
+        data.setdefault("requests", {})
+        return data
+
+    def _save(self, data: dict[str, Any]) -> None:
+        atomic_write_text(self.path, json.dumps(data, ensure_ascii=False, indent=1))
+
+    def approved(self, qualified: str) -> bool:
+        return qualified in self._load()["approved"]
+
+    def request(self, qualified: str, display_name: str) -> str | None:
+        """The person's code (the same one while it is valid), or None past the daily cap."""
+        now = self._clock()
+        with file_lock(self.path):
+            data = self._load()
+            data["pending"] = [p for p in data["pending"] if p["expires_at"] > now]
+            for pending in data["pending"]:
+                if pending["who"] == qualified:
+                    self._save(data)
+                    return str(pending["code"])
+            recent = [t for t in data["requests"].get(qualified, []) if t > now - 86_400]
+            if len(recent) >= MAX_CODES_PER_DAY or len(data["pending"]) >= MAX_PENDING:
+                self._save(data)
+                return None
+            code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+            data["pending"].append(
+                {
+                    "code": code,
+                    "who": qualified,
+                    "name": display_name,
+                    "expires_at": now + CODE_TTL_S,
+                }
+            )
+            data["requests"][qualified] = [*recent, now]
+            self._save(data)
+            return code
+
+    def approve(self, code: str) -> str | None:
+        """Approve a pending code; the person it admitted, or None if unknown or expired."""
+        now = self._clock()
+        wanted = code.strip().upper()
+        with file_lock(self.path):
+            data = self._load()
+            match = next(
+                (p for p in data["pending"] if p["code"] == wanted and p["expires_at"] > now), None
+            )
+            if match is None:
+                return None
+            data["pending"].remove(match)
+            if match["who"] not in data["approved"]:
+                data["approved"].append(match["who"])
+            self._save(data)
+            return str(match["who"])
+
+    def revoke(self, qualified: str) -> bool:
+        with file_lock(self.path):
+            data = self._load()
+            if qualified not in data["approved"]:
+                return False
+            data["approved"].remove(qualified)
+            self._save(data)
+            return True
+
+
+class Auth:
+    def __init__(self, access: Access, pairing: PairingStore) -> None:
+        self.access = access
+        self.pairing = pairing
+
+    def check(self, message: InboundMessage) -> Verdict:
+        sender = message.sender
+        if sender.is_bot:
+            return Verdict("ignore", reason="bots are ignored")
+        admin = sender.qualified in self.access.admins
+        known = (
+            admin
+            or self.access.user_listed(sender.platform, sender.user_id)
+            or self.pairing.approved(sender.qualified)
+        )
+        if message.chat_type != "dm":
+            if not self.access.chat_listed(message.platform, message.chat_id):
+                return Verdict("ignore", admin, reason="chat not allowed")
+            if not known:
+                return Verdict("ignore", reason="unknown person in a group")
+            return Verdict("allow", admin)
+        if known:
+            return Verdict("allow", admin)
+        code = self.pairing.request(sender.qualified, sender.display_name)
+        if code is None:
+            return Verdict("ignore", reason="pairing attempts used up")
+        return Verdict("pair", code=code, reason="unknown person in a DM")
