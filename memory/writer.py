@@ -81,7 +81,11 @@ class Writer:
         return cls(executor, opened[0], checkpointer, opened[1])
 
     async def run(self, work: Callable[[sqlite3.Connection], T], *, transaction: bool = True) -> T:
-        """Run ``work`` on the writer thread, inside one transaction unless told otherwise."""
+        """Run ``work`` on the writer thread, inside one transaction unless told otherwise.
+
+        Cancelling the caller does not cancel the transaction: it runs to COMMIT (or
+        ROLLBACK) on the writer thread, so a caller that was cancelled must not assume the
+        write did not happen (retry with an ``external_id`` to stay idempotent)."""
         loop = asyncio.get_running_loop()
         job = (lambda: _in_transaction(self._db, work)) if transaction else (lambda: work(self._db))
         result = await loop.run_in_executor(self._executor, job)
