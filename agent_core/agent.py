@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
@@ -207,17 +207,9 @@ class Agent:
             conversation.history.append(user)
             message = REJECTED if isinstance(exc, ModelRejected) else UNAVAILABLE
             return TurnOutcome(message, Usage(), error=str(exc))
-        names = {
-            call["id"]: call["function"]["name"]
-            for m in result.messages
-            for call in m.get("tool_calls") or []
-        }
         await self.archive.append_exchange(
             conversation.id,
-            [
-                _archived(m, conversation.person, result.usage_at.get(i), names)
-                for i, m in enumerate(result.messages)
-            ],
+            _archived(result.messages, conversation.person, result.usage_at),
             people=[conversation.person],
         )
         conversation.history.extend(result.messages)
@@ -290,14 +282,7 @@ class Agent:
         )
         await self.archive.start_session(child)
         carried = [*head, *tail]
-        names = {
-            call["id"]: call["function"]["name"]
-            for m in carried
-            for call in m.get("tool_calls") or []
-        }
-        await self.archive.append_exchange(
-            child.id, [_archived(m, conversation.person, None, names) for m in carried]
-        )
+        await self.archive.append_exchange(child.id, _archived(carried, conversation.person))
         await self.archive.end_session(parent.id, "compressed")
         conversation.id = child.id
         conversation.system = prompt.message()
@@ -370,20 +355,33 @@ class Agent:
 
 
 def _archived(
-    message: dict[str, Any], person: str, usage: Usage | None, tool_names: dict[str, str]
-) -> NewMessage:
-    role = message["role"]
-    return NewMessage(
-        role,
-        message.get("content") or "",
-        speaker=person if role == "user" else None,
-        tool_calls=message.get("tool_calls"),
-        tool_call_id=message.get("tool_call_id"),
-        tool_name=tool_names.get(message.get("tool_call_id") or ""),
-        prompt_tokens=usage.prompt_tokens if usage else None,
-        completion_tokens=usage.completion_tokens if usage else None,
-        cached_tokens=usage.cached_tokens if usage else None,
-    )
+    messages: Sequence[dict[str, Any]], person: str, usage_at: Mapping[int, Usage] | None = None
+) -> list[NewMessage]:
+    """Chat messages as archive rows: the user's are spoken by ``person``, a tool result is
+    named after its call, an assistant message carries the usage of its own request."""
+    names = {
+        call["id"]: call["function"]["name"]
+        for message in messages
+        for call in message.get("tool_calls") or []
+    }
+    rows = []
+    for index, message in enumerate(messages):
+        role = message["role"]
+        usage = (usage_at or {}).get(index)
+        rows.append(
+            NewMessage(
+                role,
+                message.get("content") or "",
+                speaker=person if role == "user" else None,
+                tool_calls=message.get("tool_calls"),
+                tool_call_id=message.get("tool_call_id"),
+                tool_name=names.get(message.get("tool_call_id") or ""),
+                prompt_tokens=usage.prompt_tokens if usage else None,
+                completion_tokens=usage.completion_tokens if usage else None,
+                cached_tokens=usage.cached_tokens if usage else None,
+            )
+        )
+    return rows
 
 
 def _chat(message: Message) -> dict[str, Any]:
