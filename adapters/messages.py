@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-__all__ = ["Attachment", "ChatType", "Identity", "InboundMessage", "OutboundMessage"]
+__all__ = ["Attachment", "Button", "ChatType", "Identity", "InboundMessage", "OutboundMessage"]
 
 ChatType = Literal["dm", "group", "thread"]
 _SAFE = re.compile(r"[^a-z0-9._-]")
@@ -61,6 +61,8 @@ class InboundMessage:
     replies_to_bot: bool = False
     mentions_bot: bool = False
     is_command: bool = False
+    is_callback: bool = False
+    """A button press (Telegram callback query, Discord component); ``text`` is its data."""
     attachments: tuple[Attachment, ...] = field(default_factory=tuple)
 
     @property
@@ -74,10 +76,20 @@ class InboundMessage:
         return self.chat_type == "dm" or self.mentions_bot or self.replies_to_bot or self.is_command
 
 
+Button = tuple[str, str]  # (label, data): pressing it comes back as an is_callback message
+
+
 @dataclass(frozen=True, slots=True)
 class OutboundMessage:
+    """A reply. ``markdown``: render the text as Markdown (model replies) or send it as
+    plain text (command output). ``skip_chunks``: the first N chunks were already delivered
+    (a retry after flood control sends only the rest)."""
+
     platform: str
     chat_id: str
     text: str
     thread_id: str | None = None
     reply_to_message_id: str | None = None
+    markdown: bool = True
+    buttons: tuple[Button, ...] = ()
+    skip_chunks: int = 0

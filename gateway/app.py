@@ -2,12 +2,26 @@
 
 from __future__ import annotations
 
-from agent_core.agent import AgentSettings
-from agent_core.compress import CompressionSettings
-from gateway.config import Config, Paths
-from memory import MemoryLimits, MemoryStores
+from collections.abc import Mapping
 
-__all__ = ["agent_settings", "memory_stores"]
+from adapters.base import Adapter
+from agent_core.agent import Agent, AgentSettings
+from agent_core.compress import CompressionSettings
+from agent_core.models import Model
+from gateway.auth import Access, Auth, PairingStore
+from gateway.config import Config, Paths
+from gateway.service import Gateway, GatewaySettings, PlatformPolicy
+from memory import MemoryLimits, MemoryStores
+from memory.archive import Archive
+
+__all__ = [
+    "access",
+    "agent_settings",
+    "build_agent",
+    "build_gateway",
+    "gateway_settings",
+    "memory_stores",
+]
 
 
 def memory_stores(paths: Paths, config: Config) -> MemoryStores:
@@ -36,3 +50,61 @@ def agent_settings(config: Config) -> AgentSettings:
         if squeeze.enabled
         else None,
     )
+
+
+def access(config: Config) -> Access:
+    platforms = config.platforms
+    return Access(
+        allowed_users={
+            "telegram": frozenset(platforms.telegram.allowed_users),
+            "discord": frozenset(platforms.discord.allowed_users),
+        },
+        allowed_chats={
+            "telegram": frozenset(platforms.telegram.allowed_chats),
+            "discord": frozenset(platforms.discord.allowed_chats),
+        },
+        admins=frozenset(config.gateway.admins),
+    )
+
+
+def gateway_settings(config: Config) -> GatewaySettings:
+    section = config.gateway
+    platforms = config.platforms
+    return GatewaySettings(
+        group_sessions_per_user=section.group_sessions_per_user,
+        max_concurrent_turns=section.max_concurrent_turns,
+        drain_timeout_s=section.drain_timeout_s,
+        idle_session_s=section.idle_session_s,
+        notify=config.memory.notify,
+        platforms={
+            name: PlatformPolicy(
+                require_mention=p.require_mention,
+                free_response_chats=frozenset(p.free_response_chats),
+            )
+            for name, p in (("telegram", platforms.telegram), ("discord", platforms.discord))
+        },
+    )
+
+
+def build_agent(*, paths: Paths, config: Config, archive: Archive, model: Model) -> Agent:
+    return Agent(
+        model=model,
+        archive=archive,
+        stores=memory_stores(paths, config),
+        home=paths.home,
+        settings=agent_settings(config),
+    )
+
+
+def build_gateway(
+    *,
+    paths: Paths,
+    config: Config,
+    archive: Archive,
+    model: Model,
+    adapters: Mapping[str, Adapter],
+) -> Gateway:
+    """The whole gateway from one config: what `mnemo run` starts and what tests drive."""
+    agent = build_agent(paths=paths, config=config, archive=archive, model=model)
+    auth = Auth(access(config), PairingStore(paths.home / "pairing.json"))
+    return Gateway(agent=agent, auth=auth, adapters=adapters, settings=gateway_settings(config))

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from adapters.messages import InboundMessage
+from adapters.messages import Identity, InboundMessage
 from memory.files import atomic_write_text, file_lock
 
 __all__ = ["Access", "Auth", "PairingStore", "Verdict"]
@@ -83,6 +83,7 @@ class PairingStore:
         data.setdefault("approved", [])
         data.setdefault("pending", [])
         data.setdefault("requests", {})
+        data.setdefault("chats", {})
         return data
 
     def _save(self, data: dict[str, Any]) -> None:
@@ -91,7 +92,23 @@ class PairingStore:
     def approved(self, qualified: str) -> bool:
         return qualified in self._load()["approved"]
 
-    def request(self, qualified: str, display_name: str) -> str | None:
+    def listing(self) -> tuple[list[tuple[str, str, str]], list[str]]:
+        """Pending codes (code, who, name) still valid, and the approved people."""
+        now = self._clock()
+        data = self._load()
+        pending = [
+            (str(p["code"]), str(p["who"]), str(p.get("name", "")))
+            for p in data["pending"]
+            if p["expires_at"] > now
+        ]
+        return pending, [str(who) for who in data["approved"]]
+
+    def chat_of(self, qualified: str) -> str | None:
+        """The DM chat a person asked for pairing from (to tell them they were approved)."""
+        chat = self._load()["chats"].get(qualified)
+        return None if chat is None else str(chat)
+
+    def request(self, qualified: str, display_name: str, chat_id: str | None = None) -> str | None:
         """The person's code (the same one while it is valid), or None past the daily cap."""
         now = self._clock()
         with file_lock(self.path):
@@ -115,6 +132,8 @@ class PairingStore:
                 }
             )
             data["requests"][qualified] = [*recent, now]
+            if chat_id is not None:
+                data["chats"][qualified] = chat_id
             self._save(data)
             return code
 
@@ -150,6 +169,9 @@ class Auth:
         self.access = access
         self.pairing = pairing
 
+    def is_admin(self, sender: Identity) -> bool:
+        return not sender.is_bot and sender.qualified in self.access.admins
+
     def check(self, message: InboundMessage) -> Verdict:
         sender = message.sender
         if sender.is_bot:
@@ -168,7 +190,7 @@ class Auth:
             return Verdict("allow", admin)
         if known:
             return Verdict("allow", admin)
-        code = self.pairing.request(sender.qualified, sender.display_name)
+        code = self.pairing.request(sender.qualified, sender.display_name, message.chat_id)
         if code is None:
             return Verdict("ignore", reason="pairing attempts used up")
         return Verdict("pair", code=code, reason="unknown person in a DM")

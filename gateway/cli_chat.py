@@ -23,7 +23,7 @@ from agent_core.models import Model
 from agent_core.models.openai import OpenAIModel
 from agent_core.models.scripted import ScriptedModel, echo
 from agent_core.review import ReviewOutcome
-from gateway.app import agent_settings, memory_stores
+from gateway.app import build_agent
 from gateway.cli_memory import UsageError
 from gateway.config import Config, Paths
 from gateway.terminal import visible
@@ -81,13 +81,7 @@ async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> 
     key = f"console:dm:{person}" + (f":{name}" if name else "")
     interactive = sys.stdin.isatty()
     async with await Archive.open(paths.state_db) as archive:
-        agent = Agent(
-            model=model,
-            archive=archive,
-            stores=memory_stores(paths, config),
-            home=paths.home,
-            settings=agent_settings(config),
-        )
+        agent = build_agent(paths=paths, config=config, archive=archive, model=model)
         try:
             conversation = await agent.resume(key, person=person) or await _new(agent, key, person)
             if interactive:

@@ -17,20 +17,24 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
 
 __all__ = [
     "AgentConfig",
     "CompressionConfig",
     "Config",
     "ConfigError",
+    "DiscordConfig",
+    "GatewayConfig",
     "MemoryConfig",
     "ModelConfig",
     "Paths",
+    "PlatformsConfig",
     "ReviewConfig",
+    "TelegramConfig",
     "load_config",
     "resolve_paths",
 ]
@@ -92,11 +96,82 @@ class AgentConfig(_Section):
     """Model requests one turn may make before it is stopped gracefully."""
 
 
+def _as_id(value: Any) -> Any:
+    """YAML reads ``123`` as an int; platform ids are strings to us (but not booleans)."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        return str(value)
+    return value
+
+
+Id = Annotated[str, BeforeValidator(_as_id)]
+
+
+class _Platform(_Section):
+    enabled: bool = False
+    """Start this platform with `mnemo run`."""
+    allowed_users: list[Id] = []
+    """User ids who may talk to the bot ("*" = anyone); others may pair in a DM."""
+    allowed_chats: list[Id] = []
+    """Group/channel ids the bot works in ("*" = any); other groups are ignored."""
+    require_mention: bool = True
+    """In groups, answer only when mentioned, replied to, or commanded."""
+    free_response_chats: list[Id] = []
+    """Group/channel ids where the bot answers every message (require_mention off there)."""
+
+
+class TelegramConfig(_Platform):
+    token_env: str = "TELEGRAM_BOT_TOKEN"  # noqa: S105 - a variable name
+    """Environment variable holding the bot token (from @BotFather)."""
+    base_url: str | None = None
+    """Bot API base, for a self-hosted Bot API server, e.g. http://127.0.0.1:8081/bot."""
+    base_file_url: str | None = None
+    """File download base of that server, e.g. http://127.0.0.1:8081/file/bot."""
+    mode: Literal["polling", "webhook"] = "polling"
+    """Long polling (no inbound port needed) or a webhook."""
+    webhook_url: str | None = None
+    """Public HTTPS URL Telegram posts updates to (webhook mode)."""
+    webhook_listen: str = "127.0.0.1"
+    """Address the webhook listener binds (put a TLS reverse proxy in front)."""
+    webhook_port: int = Field(default=8443, gt=0, lt=65536)
+    """Port the webhook listener binds."""
+    webhook_secret_env: str = "TELEGRAM_WEBHOOK_SECRET"  # noqa: S105
+    """Environment variable holding the webhook secret token (checked on every post)."""
+
+
+class DiscordConfig(_Platform):
+    token_env: str = "DISCORD_BOT_TOKEN"  # noqa: S105 - a variable name
+    """Environment variable holding the bot token."""
+    api_base: str | None = None
+    """REST base of a Discord-compatible server, e.g. http://127.0.0.1:3000/api/v10."""
+    gateway_url: str | None = None
+    """Gateway WebSocket URL of that server."""
+
+
+class PlatformsConfig(_Section):
+    telegram: TelegramConfig = TelegramConfig()
+    discord: DiscordConfig = DiscordConfig()
+
+
+class GatewayConfig(_Section):
+    admins: list[str] = []
+    """People who may run /admin and /pair, as platform:id (telegram:123, discord:456)."""
+    group_sessions_per_user: bool = True
+    """In groups each person has their own session (and their own memory in it)."""
+    max_concurrent_turns: int = Field(default=8, gt=0, le=1000)
+    """Turns running at once across all chats."""
+    drain_timeout_s: float = Field(default=30.0, ge=0, le=3600)
+    """On SIGTERM, how long running turns may take to finish."""
+    idle_session_s: float = Field(default=3600.0, gt=0)
+    """Live sessions idle this long leave memory (they resume from the archive)."""
+
+
 class Config(_Section):
     memory: MemoryConfig = MemoryConfig()
     model: ModelConfig = ModelConfig()
     agent: AgentConfig = AgentConfig()
     compression: CompressionConfig = CompressionConfig()
+    platforms: PlatformsConfig = PlatformsConfig()
+    gateway: GatewayConfig = GatewayConfig()
 
 
 class ConfigError(Exception):

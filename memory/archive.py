@@ -22,7 +22,7 @@ import sqlite3
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import aiosqlite
 
@@ -64,6 +64,7 @@ __all__ = [
 ]
 
 FTS_TABLES = ("messages_fts", "messages_trigram")
+T = TypeVar("T")
 
 
 class Archive:
@@ -116,6 +117,11 @@ class Archive:
             self._readers.put_nowait(db)
 
     # -- writing --------------------------------------------------------------------------
+
+    async def transact(self, work: Callable[[sqlite3.Connection], T]) -> T:
+        """Run ``work`` whole in one write transaction on the writer thread (for the other
+        tables of ``state.db``, e.g. ``memory.ledger``)."""
+        return await self._writer.run(work)
 
     async def start_session(self, spec: SessionSpec) -> None:
         """Create the session row (idempotent) and record its people."""
@@ -256,6 +262,21 @@ class Archive:
             )
         sessions, messages, people = rows[0]
         return {"sessions": sessions, "messages": messages, "people": people}
+
+    async def usage_since(self, since: float, *, viewer: str | None = None) -> dict[str, int]:
+        """Turns (user messages) and model tokens recorded since ``since`` (unix time)."""
+        scope = f" AND {visible_clause()}" if viewer is not None else ""
+        async with self.reader() as db:
+            rows = list(
+                await db.execute_fetchall(
+                    "SELECT count(*) FILTER (WHERE role = 'user'), coalesce(sum(prompt_tokens), 0),"
+                    " coalesce(sum(completion_tokens), 0), coalesce(sum(cached_tokens), 0)"
+                    f" FROM messages WHERE created_at >= :since{scope}",
+                    {"since": since, "viewer": viewer},
+                )
+            )
+        turns, prompt, completion, cached = rows[0]
+        return {"turns": turns, "prompt": prompt, "completion": completion, "cached": cached}
 
     # -- import / export ------------------------------------------------------------------
 

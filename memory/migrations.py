@@ -182,7 +182,54 @@ M003_FROZEN_PROMPT = Migration(
     ("ALTER TABLE sessions ADD COLUMN system_prompt TEXT",),
 )
 
-MIGRATIONS: tuple[Migration, ...] = (M001_INITIAL, M002_TRIGRAM_DETAIL_NONE, M003_FROZEN_PROMPT)
+M004_DELIVERY = Migration(
+    "m004_delivery_ledger",
+    # The gateway's delivery ledger (memory.ledger): inbound updates seen (dedup, and
+    # turns a restart interrupted) and the outbox of replies persisted before sending.
+    (
+        """CREATE TABLE inbound (
+            key TEXT PRIMARY KEY,
+            session_key TEXT NOT NULL,
+            platform TEXT NOT NULL,
+            chat_id TEXT NOT NULL,
+            thread_id TEXT,
+            message_id TEXT NOT NULL,
+            state TEXT NOT NULL CHECK (state IN ('queued', 'done', 'interrupted')),
+            received_at REAL NOT NULL,
+            done_at REAL
+        )""",
+        "CREATE INDEX inbound_open ON inbound(received_at) WHERE state = 'queued'",
+        "CREATE INDEX inbound_age ON inbound(received_at)",
+        """CREATE TABLE outbox (
+            id INTEGER PRIMARY KEY,
+            platform TEXT NOT NULL,
+            chat_id TEXT NOT NULL,
+            thread_id TEXT,
+            reply_to TEXT,
+            text TEXT NOT NULL,
+            markdown INTEGER NOT NULL,
+            buttons TEXT NOT NULL DEFAULT '[]',
+            session_key TEXT,
+            kind TEXT NOT NULL DEFAULT 'reply',
+            state TEXT NOT NULL DEFAULT 'pending'
+                CHECK (state IN ('pending', 'sent', 'failed')),
+            chunks_sent INTEGER NOT NULL DEFAULT 0,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT,
+            created_at REAL NOT NULL,
+            sent_at REAL
+        )""",
+        "CREATE INDEX outbox_pending ON outbox(platform, id) WHERE state = 'pending'",
+        "CREATE INDEX outbox_age ON outbox(created_at)",
+    ),
+)
+
+MIGRATIONS: tuple[Migration, ...] = (
+    M001_INITIAL,
+    M002_TRIGRAM_DETAIL_NONE,
+    M003_FROZEN_PROMPT,
+    M004_DELIVERY,
+)
 
 
 def migrate(db: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS) -> list[str]:

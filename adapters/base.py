@@ -1,0 +1,108 @@
+"""The contract between the gateway and a platform adapter, and the errors adapters raise.
+
+An adapter owns one platform client's lifecycle. The gateway gives it a ``sink`` and from
+then on only talks to it through this protocol::
+
+    await adapter.start(sink)          # connect; every normalised update goes to `sink`
+    ids = await adapter.send(outbound) # one OutboundMessage -> one or more platform messages
+    await adapter.typing(chat_id, thread_id)
+    await adapter.set_commands(COMMANDS)
+    await adapter.stop()
+
+``send`` renders and splits the text itself (the platform's limit, fences intact) and returns
+the ids of the messages it sent, in order. It raises only the ``PlatformError`` family below,
+never a library exception, so the gateway's delivery logic stays platform-neutral:
+
+- ``RateLimited(retry_after)``: flood control; the gateway waits that long *for that chat
+  only* and retries. ``sent`` holds the ids of chunks already delivered, so a retry sends
+  only the rest (``OutboundMessage.skip_chunks``).
+- ``Forbidden`` (blocked by the user, kicked from the group), ``NotFound`` (chat gone):
+  permanent; the reply is dropped and logged.
+- ``Unavailable``: network trouble or a 5xx; retried with back-off.
+- ``BadRequest``: the platform refused the content itself; not retried.
+
+Adapters call ``sink`` from their own tasks; ``sink`` returns quickly (it authorizes,
+deduplicates and queues, it does not run the turn).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol
+
+from adapters.messages import InboundMessage, OutboundMessage
+
+__all__ = [
+    "Adapter",
+    "BadRequest",
+    "BotCommand",
+    "Forbidden",
+    "NotFound",
+    "PlatformError",
+    "RateLimited",
+    "Sink",
+    "Unavailable",
+]
+
+Sink = Callable[[InboundMessage], Awaitable[None]]
+BotCommand = tuple[str, str]  # ("memory", "Show what I remember about you")
+
+
+class PlatformError(Exception):
+    """A platform refused or failed a request; ``sent`` = ids of chunks already delivered."""
+
+    def __init__(self, message: str, *, sent: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.sent: tuple[str, ...] = tuple(sent)
+
+
+class RateLimited(PlatformError):
+    def __init__(self, message: str, retry_after: float, *, sent: Sequence[str] = ()) -> None:
+        super().__init__(message, sent=sent)
+        self.retry_after = retry_after
+
+
+class Forbidden(PlatformError):
+    pass
+
+
+class NotFound(PlatformError):
+    pass
+
+
+class Unavailable(PlatformError):
+    pass
+
+
+class BadRequest(PlatformError):
+    pass
+
+
+class Adapter(Protocol):
+    platform: str
+    """``telegram`` or ``discord``: the prefix of identities and session keys."""
+
+    @property
+    def connected(self) -> bool:
+        """True while the client is connected and receiving updates."""
+        ...
+
+    async def start(self, sink: Sink) -> None:
+        """Connect and begin delivering updates to ``sink``; returns once connected."""
+        ...
+
+    async def stop(self) -> None:
+        """Stop receiving updates and close the client (idempotent)."""
+        ...
+
+    async def send(self, message: OutboundMessage) -> list[str]:
+        """Render, split and send; the platform ids of the messages sent."""
+        ...
+
+    async def typing(self, chat_id: str, thread_id: str | None = None) -> None:
+        """Show the typing indicator once (the gateway repeats it during a turn)."""
+        ...
+
+    async def set_commands(self, commands: Sequence[BotCommand]) -> None:
+        """Register the command menu (Telegram setMyCommands, Discord app commands)."""
+        ...

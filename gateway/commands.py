@@ -1,0 +1,397 @@
+"""Slash commands: answered by the gateway itself, never by the model.
+
+Every command is about the person who sent it — their memory, their sessions, their
+archive — except ``/admin`` and ``/pair``, which only admins may run (anyone else gets a
+clear refusal). The same text arrives from a Telegram ``/command``, a Discord application
+command or a button press; authorization already happened at the choke point.
+
+``Commands.run(request)`` returns a ``CommandReply`` (plain text, optional buttons); the
+caller sends it through the outbox, which chunks long output like any reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+
+from adapters.base import BotCommand
+from adapters.messages import InboundMessage
+from gateway.auth import PairingStore
+from gateway.router import SessionKey
+from gateway.sessions import Sessions, session_person
+from gateway.terminal import visible
+from memory import (
+    FILE_NAMES,
+    TARGETS,
+    MemoryStore,
+    MemoryStores,
+    MemoryTurn,
+    Target,
+    validate_person,
+)
+from memory.archive import Archive
+from memory.entries import AmbiguousMatch, NoMatch, find_entry, preview
+from memory.search import SearchTool, when
+
+__all__ = ["COMMANDS", "CommandReply", "CommandRequest", "Commands", "parse_command"]
+
+COMMANDS: tuple[BotCommand, ...] = (
+    ("help", "What I can do and the commands"),
+    ("new", "Start a fresh session"),
+    ("status", "This session: turns, tokens, memory usage"),
+    ("memory", "What I remember: notes, profile, pending, approve ID, reject ID"),
+    ("forget", "Forget the memory entry matching TEXT"),
+    ("sessions", "Your recent sessions"),
+    ("search", "Search your past conversations"),
+    ("admin", "Admins: memory, sessions, search, blocked, stats"),
+    ("pair", "Admins: approve or revoke a pairing"),
+)
+NAMES = frozenset(name for name, _ in COMMANDS)
+
+HELP = """\
+I'm an assistant with a memory of my own. Talk to me normally; I keep short notes about our \
+work and about you, and I can search our past conversations.
+
+/new — start a fresh session (with a fresh view of my memory)
+/status — this session: turns, tokens, memory usage
+/memory — everything I remember (/memory notes, /memory profile)
+/memory pending — memory writes waiting for your approval (approve ID / reject ID)
+/forget TEXT — forget the entry that matches TEXT
+/sessions — your recent sessions
+/search QUERY — search your past conversations"""
+
+ADMIN_HELP = """\
+Admin commands:
+/admin memory PERSON — a person's memory files
+/admin sessions PERSON — a person's recent sessions
+/admin search PERSON QUERY — search a person's archive
+/admin blocked — memory entries the scanner keeps out of prompts
+/admin stats — people, sessions, messages, turns and tokens today
+/pair list — pending pairing codes and approved people
+/pair approve CODE — let the person who got CODE talk to me
+/pair revoke PLATFORM:ID — take that approval back"""
+
+TARGET_WORDS: dict[str, Target] = {"notes": "memory", "profile": "user"}
+
+
+def parse_command(text: str) -> tuple[str, str] | None:
+    """``("memory", "approve 3")`` from ``/memory approve 3``; None if not one of ours."""
+    if not text.startswith("/"):
+        return None
+    head, _, rest = text[1:].partition(" ")
+    name = head.split("@", 1)[0].lower()
+    if name not in NAMES:
+        return None
+    return name, rest.strip()
+
+
+@dataclass(frozen=True, slots=True)
+class CommandRequest:
+    message: InboundMessage
+    key: SessionKey
+    name: str
+    args: str
+    admin: bool
+
+    @property
+    def person(self) -> str:
+        """The speaker: commands are always about them."""
+        return self.message.sender.person
+
+
+@dataclass(frozen=True, slots=True)
+class CommandReply:
+    text: str
+    buttons: tuple[tuple[str, str], ...] = ()
+
+
+class Commands:
+    def __init__(
+        self,
+        *,
+        archive: Archive,
+        stores: MemoryStores,
+        sessions: Sessions,
+        pairing: PairingStore,
+        stats: Callable[[], Awaitable[dict[str, Any]]] | None = None,
+        on_paired: Callable[[str], Awaitable[None]] | None = None,
+    ) -> None:
+        self.archive = archive
+        self.stores = stores
+        self.sessions = sessions
+        self.pairing = pairing
+        self.search = SearchTool(archive)
+        self._stats = stats
+        self._on_paired = on_paired
+
+    async def run(self, request: CommandRequest) -> CommandReply:
+        handler = getattr(self, f"_cmd_{request.name}")
+        reply: CommandReply = await handler(request)
+        return reply
+
+    # -- everyone -------------------------------------------------------------------------
+
+    async def _cmd_help(self, request: CommandRequest) -> CommandReply:
+        return CommandReply(HELP + ("\n\n" + ADMIN_HELP if request.admin else ""))
+
+    async def _cmd_new(self, request: CommandRequest) -> CommandReply:
+        ended = await self.sessions.reset(request.key)
+        note = f" (session {ended} ended)" if ended else ""
+        return CommandReply(
+            f"Fresh start{note}. Your next message begins a new session with my memory as it"
+            " is now."
+        )
+
+    async def _cmd_status(self, request: CommandRequest) -> CommandReply:
+        store = self._store(request.person)
+        lines = []
+        conversation = self.sessions.peek(request.key)
+        session_id = (
+            conversation.id if conversation else await self.sessions.current_id(request.key)
+        )
+        if session_id is None:
+            lines.append("No session yet: your next message starts one.")
+        else:
+            lines.append(f"Session {session_id}")
+            if conversation is not None:
+                usage = conversation.usage
+                lines.append(f"Turns: {conversation.turns}")
+                cached = _share(usage.cached_tokens, usage.prompt_tokens)
+                lines.append(
+                    f"Tokens: {usage.prompt_tokens:,} prompt ({cached} cached),"
+                    f" {usage.completion_tokens:,} completion"
+                )
+            else:
+                messages = await self.archive.messages(
+                    session_id, viewer=session_person(request.message, request.key)
+                )
+                turns = sum(1 for m in messages if m.role == "user")
+                lines.append(f"Turns: {turns} (resumes on your next message)")
+        usages = await asyncio.to_thread(lambda: [(t, store.usage(t)) for t in TARGETS])
+        lines += [f"{FILE_NAMES[t]}: {u}" for t, u in usages]
+        return CommandReply("\n".join(lines))
+
+    async def _cmd_memory(self, request: CommandRequest) -> CommandReply:
+        word, _, rest = request.args.partition(" ")
+        word = word.lower()
+        store = self._store(request.person)
+        if word in ("", "notes", "profile"):
+            targets: tuple[Target, ...] = (TARGET_WORDS[word],) if word else TARGETS
+            return CommandReply(await asyncio.to_thread(_show, store, targets))
+        if word == "pending":
+            items = await asyncio.to_thread(store.pending)
+            if not items:
+                return CommandReply("No memory writes are waiting for approval.")
+            lines = ["Waiting for your approval:"]
+            buttons: list[tuple[str, str]] = []
+            for item in items:
+                lines.append(f"{item.id} ({FILE_NAMES[item.target]}): " + "; ".join(item.summary()))
+                buttons += [
+                    (f"Approve {item.id}", f"/memory approve {item.id}"),
+                    (f"Reject {item.id}", f"/memory reject {item.id}"),
+                ]
+            lines.append("Answer /memory approve ID or /memory reject ID.")
+            return CommandReply("\n".join(lines), tuple(buttons[:20]))
+        if word in ("approve", "reject"):
+            pending_id = rest.strip()
+            if not pending_id:
+                return CommandReply(f"Usage: /memory {word} ID (see /memory pending)")
+            action = store.approve if word == "approve" else store.reject
+            result = await asyncio.to_thread(action, pending_id)
+            return CommandReply(_tool_text(result))
+        return CommandReply("Usage: /memory [notes|profile|pending|approve ID|reject ID]")
+
+    async def _cmd_forget(self, request: CommandRequest) -> CommandReply:
+        text = request.args.strip()
+        if not text:
+            return CommandReply("Usage: /forget TEXT — forgets the one entry that contains TEXT.")
+        store = self._store(request.person)
+        store.write_approval = False  # the person's own hand, not the model's
+
+        def forget() -> str:
+            found: list[Target] = []
+            for target in TARGETS:
+                try:
+                    find_entry(store.entries(target), text)
+                except NoMatch:
+                    continue
+                except AmbiguousMatch as exc:
+                    return (
+                        f"{FILE_NAMES[target]}: several entries match; be more specific:\n"
+                        + "\n".join(f"- {visible(p)}" for p in exc.matches)
+                    )
+                found.append(target)
+            if not found:
+                return "Nothing in my memory matches that."
+            if len(found) > 1:
+                return "Both MEMORY.md and USER.md have a matching entry; be more specific."
+            target = found[0]
+            result = store.call(
+                {"action": "remove", "target": target, "old_text": text}, MemoryTurn()
+            )
+            return _tool_text(result)
+
+        return CommandReply(await asyncio.to_thread(forget))
+
+    async def _cmd_sessions(self, request: CommandRequest) -> CommandReply:
+        return CommandReply(await self._sessions_of(request.person, "Your recent sessions"))
+
+    async def _cmd_search(self, request: CommandRequest) -> CommandReply:
+        if not request.args:
+            return CommandReply("Usage: /search QUERY")
+        return CommandReply(await self._search_as(request.person, request.args))
+
+    # -- admins ---------------------------------------------------------------------------
+
+    async def _cmd_admin(self, request: CommandRequest) -> CommandReply:
+        if not request.admin:
+            return CommandReply("Sorry, /admin is for the admins of this bot.")
+        sub, _, rest = request.args.partition(" ")
+        sub, rest = sub.lower(), rest.strip()
+        if sub == "memory" and rest:
+            person = _person_arg(rest)
+            if person is None:
+                return CommandReply(
+                    f"{rest!r} is not a person id (e.g. telegram-123 or telegram:123)."
+                )
+            return CommandReply(
+                f"{person}\n" + await asyncio.to_thread(_show, self._store(person), TARGETS)
+            )
+        if sub == "sessions" and rest:
+            person = _person_arg(rest)
+            if person is None:
+                return CommandReply(f"{rest!r} is not a person id.")
+            return CommandReply(await self._sessions_of(person, f"Sessions of {person}"))
+        if sub == "search":
+            who, _, query = rest.partition(" ")
+            person = _person_arg(who) if who else None
+            if person is None or not query.strip():
+                return CommandReply("Usage: /admin search PERSON QUERY")
+            return CommandReply(f"In {person}'s archive:\n" + await self._search_as(person, query))
+        if sub == "blocked":
+            return CommandReply(await asyncio.to_thread(self._blocked))
+        if sub == "stats":
+            return CommandReply(await self._stats_text())
+        return CommandReply(ADMIN_HELP)
+
+    async def _cmd_pair(self, request: CommandRequest) -> CommandReply:
+        if not request.admin:
+            return CommandReply("Sorry, /pair is for the admins of this bot.")
+        sub, _, rest = request.args.partition(" ")
+        sub, rest = sub.lower(), rest.strip()
+        if sub == "approve" and rest:
+            who = await asyncio.to_thread(self.pairing.approve, rest)
+            if who is None:
+                return CommandReply(
+                    f"No valid pairing code {rest.upper()!r} (codes expire after an hour)."
+                )
+            if self._on_paired is not None:
+                await self._on_paired(who)
+            return CommandReply(f"Approved {who}. They can talk to me now.")
+        if sub == "revoke" and rest:
+            done = await asyncio.to_thread(self.pairing.revoke, rest)
+            return CommandReply(
+                f"Revoked {rest}." if done else f"{rest} was not approved by pairing."
+            )
+        if sub == "list":
+            pending, approved = await asyncio.to_thread(self.pairing.listing)
+            lines = ["Pending codes:"] + [
+                f"  {code} — {who} ({name})" for code, who, name in pending
+            ]
+            lines += ["Approved:"] + [f"  {who}" for who in approved]
+            return CommandReply("\n".join(lines) if pending or approved else "No pairings.")
+        return CommandReply("Usage: /pair approve CODE | /pair revoke PLATFORM:ID | /pair list")
+
+    # -- helpers --------------------------------------------------------------------------
+
+    def _store(self, person: str) -> MemoryStore:
+        return self.stores.for_person(person)
+
+    async def _sessions_of(self, person: str, title: str) -> str:
+        sessions = await self.archive.sessions(viewer=person, limit=10)
+        if not sessions:
+            return "No sessions yet."
+        lines = [f"{title}:"]
+        for session in sessions:
+            state = "open" if session.ended_at is None else (session.end_reason or "ended")
+            name = visible(session.title or "(untitled)")
+            lines.append(
+                f"{session.id} · {when(session.last_active_at)} · {session.message_count} messages"
+                f" · {state} · {name}"
+            )
+        return "\n".join(lines)
+
+    async def _search_as(self, person: str, query: str) -> str:
+        result = await self.search.call({"query": query, "limit": 5}, viewer=person)
+        hits = result.get("results", [])
+        if not hits:
+            return str(result.get("note") or result.get("error") or "Nothing found.")
+        lines = []
+        for hit in hits:
+            text = hit.get("snippet") or hit["message"]["content"][:160]
+            lines.append(f"{hit['when']} · {visible(hit.get('title') or '')}\n  {visible(text)}")
+        return "\n".join(lines)
+
+    def _blocked(self) -> str:
+        lines = []
+        for store in self.stores:
+            blocked, drifts = store.check()
+            for item in blocked:
+                lines.append(
+                    f"{store.person} · {FILE_NAMES[item.target]} entry {item.index + 1}"
+                    f" [{', '.join(item.ids)}]: {visible(preview(item.entry, 80))}"
+                )
+            for drift in drifts:
+                lines.append(f"{store.person} · {FILE_NAMES[drift.target]} drifted: {drift.reason}")
+        return "\n".join(lines) if lines else "No blocked entries and no drifted files."
+
+    async def _stats_text(self) -> str:
+        counts = await self.archive.counts()
+        midnight = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+        today = await self.archive.usage_since(midnight.timestamp())
+        extra = await self._stats() if self._stats is not None else {}
+        lines = [
+            f"People: {counts['people']:,} (with memory files: {len(self.stores.people()):,})",
+            f"Sessions: {counts['sessions']:,}",
+            f"Messages: {counts['messages']:,}",
+            f"Turns today (UTC): {today['turns']:,}",
+            f"Tokens today: {today['prompt']:,} prompt"
+            f" ({_share(today['cached'], today['prompt'])} cached),"
+            f" {today['completion']:,} completion",
+        ]
+        lines += [f"{name}: {value}" for name, value in extra.items()]
+        return "\n".join(lines)
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{(100 * part / whole):.0f}%" if whole else "0%"
+
+
+def _show(store: MemoryStore, targets: tuple[Target, ...]) -> str:
+    lines = []
+    for target in targets:
+        entries = store.entries(target)
+        lines.append(f"{FILE_NAMES[target]} [{store.usage(target)}]")
+        lines += [f"{n}. {visible(e)}" for n, e in enumerate(entries, 1)] or ["(empty)"]
+    return "\n".join(lines)
+
+
+def _tool_text(result: dict[str, Any]) -> str:
+    if result.get("success"):
+        return str(result.get("message") or "Done.")
+    return str(result.get("error") or "That did not work.")
+
+
+def _person_arg(text: str) -> str | None:
+    """``telegram:123`` or ``telegram-123`` as a person id."""
+    candidate = text.strip().lower()
+    if ":" in candidate:
+        platform, _, user = candidate.partition(":")
+        candidate = f"{platform}-{user}"
+    try:
+        return validate_person(candidate)
+    except ValueError:
+        return None

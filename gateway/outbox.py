@@ -1,0 +1,180 @@
+"""Delivery: persist a reply, then send it through its adapter until it is delivered.
+
+``Outbox.post`` writes the reply to the ledger first (and marks the updates it answers as
+done, in the same transaction), then sends it. What happens on a platform error is decided
+here, once for every platform, from the adapter's translated errors:
+
+- ``RateLimited``: wait ``retry_after`` — in the caller's task, so only that chat's lane
+  waits while every other chat carries on — and send the chunks not yet delivered.
+- ``Unavailable``: back off with jitter (``backoff_s`` doubling up to ``max_backoff_s``),
+  at most ``max_attempts`` times; then the reply stays pending for the next start (or the
+  next ``flush``).
+- ``Forbidden`` / ``NotFound`` / ``BadRequest``: permanent; marked failed and logged.
+
+``flush`` delivers everything pending (at start-up: replies a restart left unsent; at
+shutdown: the last ones), one task per chat so a slow chat does not hold up the others.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import random
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+from adapters.base import (
+    Adapter,
+    BadRequest,
+    Forbidden,
+    NotFound,
+    PlatformError,
+    RateLimited,
+    Unavailable,
+)
+from adapters.messages import OutboundMessage
+from memory.ledger import Ledger, OutboxRow, Outgoing
+
+__all__ = ["DeliveryPolicy", "Outbox"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryPolicy:
+    max_attempts: int = 5
+    backoff_s: float = 0.5
+    max_backoff_s: float = 30.0
+    max_retry_after_s: float = 300.0
+    """A flood wait longer than this leaves the reply pending instead of holding the lane."""
+
+
+class Outbox:
+    def __init__(
+        self,
+        ledger: Ledger,
+        adapters: Mapping[str, Adapter],
+        *,
+        policy: DeliveryPolicy | None = None,
+        sleep: Callable[[float], object] = asyncio.sleep,
+    ) -> None:
+        self.ledger = ledger
+        self.adapters = adapters
+        self.policy = policy or DeliveryPolicy()
+        self._sleep = sleep
+        self._inflight: set[int] = set()
+        self.delivered = 0
+        self.failed = 0
+
+    async def post(self, outgoing: Outgoing, *, answers: tuple[str, ...] = ()) -> bool:
+        """Persist, then deliver; True once every chunk is out."""
+        outbox_id = await self.ledger.enqueue(outgoing, answers=answers)
+        row = await self.ledger.get(outbox_id)
+        assert row is not None
+        return await self.deliver(row)
+
+    async def deliver(self, row: OutboxRow) -> bool:
+        if row.id in self._inflight:
+            return False  # another task is already delivering it
+        adapter = self.adapters.get(row.platform)
+        if adapter is None:
+            log.warning("reply %d is for %s, which is not running; kept", row.id, row.platform)
+            return False
+        self._inflight.add(row.id)
+        try:
+            return await self._deliver(adapter, row)
+        finally:
+            self._inflight.discard(row.id)
+
+    async def _deliver(self, adapter: Adapter, row: OutboxRow) -> bool:
+        policy = self.policy
+        sent = row.chunks_sent
+        backoff = policy.backoff_s
+        for _attempt in range(policy.max_attempts):
+            message = OutboundMessage(
+                platform=row.platform,
+                chat_id=row.chat_id,
+                text=row.text,
+                thread_id=row.thread_id,
+                reply_to_message_id=row.reply_to,
+                markdown=row.markdown,
+                buttons=row.buttons,
+                skip_chunks=sent,
+            )
+            try:
+                await adapter.send(message)
+            except RateLimited as exc:
+                sent += len(exc.sent)
+                await self.ledger.progress(row.id, sent, str(exc))
+                if exc.retry_after > policy.max_retry_after_s:
+                    log.warning("reply %d: flood wait %.0fs; left pending", row.id, exc.retry_after)
+                    return False
+                log.info(
+                    "reply %d to %s:%s rate limited; waiting %.1fs",
+                    row.id,
+                    row.platform,
+                    row.chat_id,
+                    exc.retry_after,
+                )
+                await self._pause(exc.retry_after)
+                continue
+            except Unavailable as exc:
+                sent += len(exc.sent)
+                await self.ledger.progress(row.id, sent, str(exc))
+                delay = random.uniform(backoff / 2, backoff)  # noqa: S311 - jitter, not crypto
+                backoff = min(backoff * 2, policy.max_backoff_s)
+                log.info(
+                    "reply %d: %s unavailable (%s); retry in %.1fs",
+                    row.id,
+                    row.platform,
+                    exc,
+                    delay,
+                )
+                await self._pause(delay)
+                continue
+            except (Forbidden, NotFound, BadRequest) as exc:
+                await self.ledger.progress(row.id, sent + len(exc.sent), str(exc))
+                await self.ledger.mark_failed(row.id, f"{type(exc).__name__}: {exc}")
+                self.failed += 1
+                log.warning(
+                    "reply %d to %s:%s dropped: %s: %s",
+                    row.id,
+                    row.platform,
+                    row.chat_id,
+                    type(exc).__name__,
+                    exc,
+                )
+                return False
+            except PlatformError as exc:  # an adapter's own subclass: treat as transient
+                sent += len(exc.sent)
+                await self.ledger.progress(row.id, sent, str(exc))
+                await self._pause(backoff)
+                continue
+            await self.ledger.mark_sent(row.id)
+            self.delivered += 1
+            return True
+        log.warning("reply %d not delivered after %d attempts; kept", row.id, policy.max_attempts)
+        return False
+
+    async def _pause(self, seconds: float) -> None:
+        result = self._sleep(seconds)
+        if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
+            await result
+
+    async def flush(self, platform: str | None = None) -> int:
+        """Deliver every pending reply (chats concurrently, in order within a chat);
+        the number delivered."""
+        rows = await self.ledger.pending(platform)
+        by_chat: dict[tuple[str, str, str | None], list[OutboxRow]] = {}
+        for row in rows:
+            if row.platform in self.adapters:
+                by_chat.setdefault((row.platform, row.chat_id, row.thread_id), []).append(row)
+
+        async def chat(items: list[OutboxRow]) -> int:
+            done = 0
+            for item in items:
+                done += await self.deliver(item)
+            return done
+
+        results = await asyncio.gather(*(chat(items) for items in by_chat.values()))
+        return sum(results)

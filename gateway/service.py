@@ -1,0 +1,432 @@
+"""The gateway: adapters in, one choke point, lanes, the agent, the outbox out.
+
+Every update an adapter normalises goes through ``Gateway.receive`` in this order:
+
+1. **authorize** (``gateway.auth``): deny by default; pairing codes for unknown DMs; groups
+   and bots ignored silently. Nothing else runs for a message that fails here.
+2. **gate**: in a group the bot answers only when addressed (mention, reply, command),
+   unless the platform's ``require_mention`` is off or the chat is a free-response chat.
+3. **deduplicate** (``memory.ledger``): an update seen before is dropped, so a redelivery
+   after a restart never gets a second answer.
+4. **queue** (``gateway.router``) on the session key's lane.
+
+A lane handles its batch in order: a command (``gateway.commands``) is answered without the
+model; consecutive plain messages are merged into one turn. The reply is persisted in the
+outbox, then sent (``gateway.outbox``); the review runs afterwards in the background.
+
+``start`` tells people whose turn a restart interrupted, delivers replies a restart left
+unsent, and starts the adapters; ``stop`` stops intake, lets running turns finish (bounded),
+awaits reviews and notices, flushes the outbox and closes the adapters.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Coroutine, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from adapters.base import Adapter
+from adapters.messages import InboundMessage
+from agent_core.agent import Agent, Conversation
+from agent_core.review import ReviewOutcome
+from gateway.auth import Auth
+from gateway.commands import COMMANDS, CommandRequest, Commands, parse_command
+from gateway.outbox import Outbox
+from gateway.router import Router, RouterClosed, SessionKey
+from gateway.sessions import Sessions
+from memory.ledger import Inbound, Ledger, Outgoing
+
+__all__ = ["Gateway", "GatewaySettings", "PlatformPolicy"]
+
+log = logging.getLogger(__name__)
+
+RESTARTED = (
+    "I was restarted while I was answering your message, so that answer was lost."
+    " Please send it again."
+)
+TYPING_EVERY_S = 4.0
+
+
+@dataclass(frozen=True, slots=True)
+class PlatformPolicy:
+    require_mention: bool = True
+    free_response_chats: frozenset[str] = frozenset()
+
+
+@dataclass(frozen=True, slots=True)
+class GatewaySettings:
+    group_sessions_per_user: bool = True
+    max_concurrent_turns: int = 8
+    drain_timeout_s: float = 30.0
+    idle_session_s: float = 3600.0
+    notify: str = "off"  # off | on | verbose (memory.notify)
+    platforms: Mapping[str, PlatformPolicy] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Counters:
+    received: int = 0
+    duplicates: int = 0
+    ignored: int = 0
+    turns: int = 0
+    commands: int = 0
+    reviews_saved: int = 0
+    started_at: float = field(default_factory=time.time)
+
+
+class Gateway:
+    def __init__(
+        self,
+        *,
+        agent: Agent,
+        auth: Auth,
+        adapters: Mapping[str, Adapter],
+        settings: GatewaySettings | None = None,
+    ) -> None:
+        self.agent = agent
+        self.auth = auth
+        self.adapters = dict(adapters)
+        self.settings = settings or GatewaySettings()
+        self.ledger = Ledger(agent.archive)
+        self.outbox = Outbox(self.ledger, self.adapters)
+        self.sessions = Sessions(agent, idle_s=self.settings.idle_session_s)
+        self.router = Router(self._handle, max_concurrent=self.settings.max_concurrent_turns)
+        self.commands = Commands(
+            archive=agent.archive,
+            stores=agent.stores,
+            sessions=self.sessions,
+            pairing=auth.pairing,
+            stats=self._stats,
+            on_paired=self._paired,
+        )
+        self.counters = Counters()
+        self._closing = False
+        self._tasks: set[asyncio.Task[Any]] = set()
+        self._started: list[Adapter] = []
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    async def start(self) -> None:
+        await self.ledger.prune()
+        for adapter in self.adapters.values():
+            await adapter.start(self.receive)
+            self._started.append(adapter)
+            try:
+                await adapter.set_commands(COMMANDS)
+            except Exception as exc:  # the menu is a convenience; chatting works without it
+                log.warning("%s: could not register the command menu: %s", adapter.platform, exc)
+        await self._notice_interrupted()
+        delivered = await self.outbox.flush()
+        if delivered:
+            log.info("delivered %d reply(ies) a restart had left unsent", delivered)
+
+    async def stop(self) -> None:
+        """Stop intake, drain running turns, await background work, flush, disconnect."""
+        if self._closing:
+            return
+        self._closing = True
+        drained = await self.router.drain(self.settings.drain_timeout_s)
+        if not drained:
+            log.warning(
+                "turns still running after %.0fs were cancelled", self.settings.drain_timeout_s
+            )
+        await self.agent.aclose(timeout_s=self.settings.drain_timeout_s)
+        await self._await_tasks(self.settings.drain_timeout_s)
+        await self.outbox.flush()
+        for adapter in reversed(self._started):
+            with contextlib.suppress(Exception):
+                await adapter.stop()
+        self._started.clear()
+
+    async def _notice_interrupted(self) -> None:
+        lost = await self.ledger.interrupted()
+        told: set[tuple[str, str, str | None]] = set()
+        for item in lost:
+            where = (item.platform, item.chat_id, item.thread_id)
+            if where in told:
+                continue
+            told.add(where)
+            log.info(
+                "a restart interrupted the answer to %s in %s", item.message_id, item.session_key
+            )
+            self._track(
+                self.outbox.post(
+                    Outgoing(
+                        item.platform,
+                        item.chat_id,
+                        RESTARTED,
+                        thread_id=item.thread_id,
+                        reply_to=item.message_id,
+                        markdown=False,
+                        session_key=item.session_key,
+                        kind="notice",
+                    )
+                ),
+                "notice:restart",
+            )
+
+    # -- intake (the choke point) ---------------------------------------------------------
+
+    async def receive(self, message: InboundMessage) -> None:
+        """An adapter's sink: authorize, gate, deduplicate, queue. Returns quickly."""
+        self.counters.received += 1
+        verdict = self.auth.check(message)
+        if verdict.action == "ignore":
+            self.counters.ignored += 1
+            log.debug("ignored %s: %s", message.dedup_key, verdict.reason)
+            return
+        if verdict.action == "allow" and not self._addressed(message):
+            self.counters.ignored += 1
+            return
+        key = SessionKey.for_message(
+            message, per_user_in_groups=self.settings.group_sessions_per_user
+        )
+        if self._closing:
+            # acknowledged by the platform: keep it in the ledger so the next start tells them
+            await self._accept(message, key)
+            return
+        if not await self._accept(message, key):
+            self.counters.duplicates += 1
+            log.info("dropped a redelivered update %s", message.dedup_key)
+            return
+        if verdict.action == "pair":
+            await self._offer_pairing(message, key, verdict.code or "")
+            return
+        with contextlib.suppress(RouterClosed):  # the row stays queued: the next start tells them
+            self.router.submit(key, message)
+
+    def _addressed(self, message: InboundMessage) -> bool:
+        if message.chat_type == "dm" or message.addressed_to_bot or message.is_callback:
+            return True
+        policy = self.settings.platforms.get(message.platform, PlatformPolicy())
+        return not policy.require_mention or message.chat_id in policy.free_response_chats
+
+    async def _accept(self, message: InboundMessage, key: SessionKey) -> bool:
+        return await self.ledger.accept(
+            Inbound(
+                key=message.dedup_key,
+                session_key=str(key),
+                platform=message.platform,
+                chat_id=message.chat_id,
+                thread_id=message.thread_id,
+                message_id=message.message_id,
+                received_at=time.time(),
+            )
+        )
+
+    async def _offer_pairing(self, message: InboundMessage, key: SessionKey, code: str) -> None:
+        text = (
+            "Hi! I don't know you yet. To talk to me, ask the admin of this bot to approve"
+            f" your pairing code:\n\n{code}\n\n(it is valid for one hour)"
+        )
+        log.info("pairing code offered to %s", message.sender.qualified)
+        await self._reply(message, key, text, answers=(message.dedup_key,), markdown=False)
+
+    async def _paired(self, who: str) -> None:
+        platform = who.split(":", 1)[0]
+        chat = await asyncio.to_thread(self.auth.pairing.chat_of, who)
+        if chat is None or platform not in self.adapters:
+            return
+        self._track(
+            self.outbox.post(
+                Outgoing(
+                    platform,
+                    chat,
+                    "You're approved — you can talk to me now. /help shows what I can do.",
+                    markdown=False,
+                    kind="notice",
+                )
+            ),
+            f"notice:paired:{who}",
+        )
+
+    # -- lanes ----------------------------------------------------------------------------
+
+    async def _handle(self, key: SessionKey, batch: Sequence[InboundMessage]) -> None:
+        """One lane's batch, in order: commands one by one, plain messages merged."""
+        texts: list[InboundMessage] = []
+        for message in batch:
+            if not (message.is_command or message.is_callback):
+                texts.append(message)
+                continue
+            await self._flush_texts(key, texts)
+            texts = []
+            command = parse_command(message.text)
+            if command is None and (message.text.split() or [""])[0].lower() == "/start":
+                command = ("help", "")  # what Telegram sends when someone opens the bot
+            if command is not None:
+                await self._command(key, message, *command)
+            elif message.is_callback:  # a button we did not make
+                await self.ledger.finish([message.dedup_key])
+            else:
+                name = message.text.split(maxsplit=1)[0] if message.text.strip() else "/"
+                await self._reply(
+                    message,
+                    key,
+                    f"I don't know the command {name}. /help lists the ones I know.",
+                    answers=(message.dedup_key,),
+                    markdown=False,
+                    reply=True,
+                )
+        await self._flush_texts(key, texts)
+
+    async def _command(
+        self, key: SessionKey, message: InboundMessage, name: str, args: str
+    ) -> None:
+        self.counters.commands += 1
+        request = CommandRequest(message, key, name, args, admin=self.auth.is_admin(message.sender))
+        try:
+            reply = await self.commands.run(request)
+            text, buttons = reply.text, reply.buttons
+        except Exception:
+            log.exception("command /%s failed", name)
+            text, buttons = "Sorry, that command failed. The operator can find why in the logs.", ()
+        await self._reply(
+            message,
+            key,
+            text,
+            answers=(message.dedup_key,),
+            markdown=False,
+            buttons=buttons,
+            reply=True,
+        )
+
+    async def _flush_texts(self, key: SessionKey, messages: list[InboundMessage]) -> None:
+        if not messages:
+            return
+        last = messages[-1]
+        adapter = self.adapters.get(last.platform)
+        typing = self._track(self._keep_typing(adapter, last), f"typing:{key}") if adapter else None
+        try:
+            conversation = await self.sessions.get(key, last)
+            shared = key.user_id is None and last.chat_type != "dm"
+            text = _merge(messages, shared=shared)
+            speaker = last.sender.display_name or None if last.chat_type != "dm" else None
+            outcome = await self.agent.turn(conversation, text, speaker=None if shared else speaker)
+        finally:
+            if typing is not None:
+                typing.cancel()
+        self.counters.turns += 1
+        keys = tuple(m.dedup_key for m in messages)
+        await self._reply(
+            last, key, outcome.reply or "(no answer)", answers=keys, reply=last.chat_type != "dm"
+        )
+        if outcome.review is not None:
+            outcome.review.add_done_callback(
+                lambda task: self._after_review(task, last, key, conversation)
+            )
+
+    async def _keep_typing(self, adapter: Adapter, message: InboundMessage) -> None:
+        while True:
+            with contextlib.suppress(Exception):
+                await adapter.typing(message.chat_id, message.thread_id)
+            await asyncio.sleep(TYPING_EVERY_S)
+
+    def _after_review(
+        self,
+        task: asyncio.Task[ReviewOutcome],
+        message: InboundMessage,
+        key: SessionKey,
+        conversation: Conversation,
+    ) -> None:
+        if task.cancelled() or task.exception() is not None:
+            return
+        outcome = task.result()
+        if outcome.saved:
+            self.counters.reviews_saved += 1
+        text: str | None = None
+        buttons: tuple[tuple[str, str], ...] = ()
+        if outcome.staged:
+            text = f"I'd like to remember something ({len(outcome.staged)} change(s))."
+            text += " /memory pending shows it; approve or reject it there."
+            buttons = tuple(
+                pair
+                for pending_id in outcome.staged
+                for pair in (
+                    (f"Approve {pending_id}", f"/memory approve {pending_id}"),
+                    (f"Reject {pending_id}", f"/memory reject {pending_id}"),
+                )
+            )
+        elif outcome.saved and self.settings.notify != "off":
+            text = outcome.summary() if self.settings.notify == "verbose" else "(memory updated)"
+        if text is None:
+            return
+        self._track(
+            self._reply(message, key, text, markdown=False, buttons=buttons, kind="notice"),
+            f"notice:review:{conversation.id}",
+        )
+
+    async def _reply(
+        self,
+        message: InboundMessage,
+        key: SessionKey,
+        text: str,
+        *,
+        answers: tuple[str, ...] = (),
+        markdown: bool = True,
+        buttons: tuple[tuple[str, str], ...] = (),
+        reply: bool = False,
+        kind: str = "reply",
+    ) -> None:
+        await self.outbox.post(
+            Outgoing(
+                message.platform,
+                message.chat_id,
+                text,
+                thread_id=message.thread_id,
+                reply_to=message.message_id if reply else None,
+                markdown=markdown,
+                buttons=buttons,
+                session_key=str(key),
+                kind=kind,
+            ),
+            answers=answers,
+        )
+
+    # -- background work ------------------------------------------------------------------
+
+    def _track(self, work: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
+        task = asyncio.create_task(work, name=name)
+        self._tasks.add(task)
+        task.add_done_callback(self._tasks.discard)
+        return task
+
+    async def _await_tasks(self, timeout_s: float) -> None:
+        pending = {t for t in self._tasks if not t.get_name().startswith("typing:")}
+        if pending:
+            _done, left = await asyncio.wait(pending, timeout=timeout_s)
+            for task in left:
+                task.cancel()
+        for task in list(self._tasks):
+            task.cancel()
+        for task in list(self._tasks):
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task
+
+    async def _stats(self) -> dict[str, Any]:
+        outbox = await self.ledger.counts()
+        return {
+            "Reviews that saved memory (since start)": self.counters.reviews_saved,
+            "Live sessions": len(self.sessions),
+            "Queued messages": self.router.queued,
+            "Outbox pending / failed": f"{outbox.get('pending', 0)} / {outbox.get('failed', 0)}",
+        }
+
+
+def _merge(messages: Sequence[InboundMessage], *, shared: bool) -> str:
+    parts = []
+    for message in messages:
+        text = message.text
+        for item in message.attachments:
+            size = f"{item.size} bytes" if item.size else None
+            details = ", ".join(x for x in (item.mime_type, size) if x)
+            name = f": {item.name}" if item.name else ""
+            text += f"\n[attached {item.kind}{name}{f' ({details})' if details else ''}]"
+        if shared:
+            text = f"{message.sender.display_name or message.sender.user_id}: {text}"
+        parts.append(text.strip())
+    return "\n\n".join(p for p in parts if p)

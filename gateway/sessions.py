@@ -1,0 +1,120 @@
+"""Live sessions by key: resume from the archive, start fresh, end on /new, evict when idle.
+
+A ``Conversation`` (agent_core) is the live half of a session: its frozen system prompt and
+history. ``Sessions.get`` returns the key's live one, else resumes the open session the
+archive holds for that key (same prompt bytes, same history — a restart changes nothing),
+else starts a new one from the person's memory as it is now. ``reset`` ends it (``/new``);
+the next message starts over with a fresh snapshot. Conversations idle longer than
+``idle_s`` leave memory; they come back from the archive on the next message.
+
+Whose memory a session uses (``session_person``): the speaker's, in a DM and in a group
+with per-person sessions. A group session shared by everyone
+(``gateway.group_sessions_per_user: false``) cannot follow each speaker without rebuilding
+its frozen prompt, and must not carry one member's private memory to the others, so it
+uses a store of its own, named after the chat (``telegram-chat-_100123``).
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from adapters.messages import InboundMessage
+from agent_core.agent import Agent, Conversation
+from gateway.router import SessionKey
+from memory.archive import SessionSpec, new_session_id
+
+__all__ = ["Sessions", "platform_label", "session_person"]
+
+_SAFE = re.compile(r"[^a-z0-9._-]")
+
+
+def session_person(message: InboundMessage, key: SessionKey) -> str:
+    """The person whose memory and archive a session uses."""
+    if message.chat_type == "dm" or key.user_id is not None:
+        return message.sender.person
+    return f"{message.platform}-chat-{_SAFE.sub('_', message.chat_id.lower())}"
+
+
+def platform_label(message: InboundMessage) -> str:
+    name = message.platform.capitalize()
+    where = {"dm": "private chat", "group": "group chat", "thread": "thread in a group"}
+    return f"{name} ({where[message.chat_type]})"
+
+
+@dataclass(slots=True)
+class _Live:
+    conversation: Conversation
+    last_used: float
+
+
+class Sessions:
+    def __init__(
+        self, agent: Agent, *, idle_s: float = 3600.0, clock: Callable[[], float] = time.monotonic
+    ) -> None:
+        self.agent = agent
+        self.idle_s = idle_s
+        self._clock = clock
+        self._live: dict[SessionKey, _Live] = {}
+
+    def __len__(self) -> int:
+        return len(self._live)
+
+    def peek(self, key: SessionKey) -> Conversation | None:
+        live = self._live.get(key)
+        return live.conversation if live else None
+
+    async def get(self, key: SessionKey, message: InboundMessage) -> Conversation:
+        self.evict_idle()
+        now = self._clock()
+        live = self._live.get(key)
+        if live is not None:
+            live.last_used = now
+            return live.conversation
+        person = session_person(message, key)
+        conversation = await self.agent.resume(str(key), person=person)
+        if conversation is None:
+            spec = SessionSpec(
+                id=new_session_id(),
+                platform=message.platform,
+                chat_id=message.chat_id,
+                chat_type=message.chat_type,
+                people=(person,),
+                thread_id=message.thread_id,
+                session_key=str(key),
+            )
+            conversation = await self.agent.start(
+                spec, person=person, platform_label=platform_label(message)
+            )
+        self._live[key] = _Live(conversation, now)
+        return conversation
+
+    async def current_id(self, key: SessionKey) -> str | None:
+        live = self.peek(key)
+        if live is not None:
+            return live.id
+        session = await self.agent.archive.latest_session(str(key))
+        return session.id if session else None
+
+    async def reset(self, key: SessionKey) -> str | None:
+        """End the key's session (``/new``); the id ended, or None if there was none."""
+        session_id = await self.current_id(key)
+        self._live.pop(key, None)
+        if session_id is not None:
+            await self.agent.archive.end_session(session_id, "new")
+        return session_id
+
+    def evict_idle(self) -> int:
+        cutoff = self._clock() - self.idle_s
+        stale = [
+            key
+            for key, live in self._live.items()
+            if live.last_used < cutoff
+            and (live.conversation.review_task is None or live.conversation.review_task.done())
+            and (live.conversation.compressing is None or live.conversation.compressing.done())
+        ]
+        for key in stale:
+            del self._live[key]
+        return len(stale)

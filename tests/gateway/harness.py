@@ -1,0 +1,117 @@
+"""An in-process adapter for the gateway's own logic (auth, lanes, commands, outbox).
+
+``ChatAdapter`` implements the ``Adapter`` protocol without a platform: a test ``say``s
+messages into the gateway's sink and reads what came back from ``sent``. No wire exists
+here to fake; the over-the-wire tests with the real PTB and discord.py clients live in
+``tests/e2e``. Errors can be injected per chat to exercise the outbox's policy.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from adapters.base import BotCommand, PlatformError, Sink
+from adapters.chunking import split_message
+from adapters.messages import ChatType, Identity, InboundMessage, OutboundMessage
+
+
+@dataclass(slots=True)
+class Sent:
+    message: OutboundMessage
+    chunks: list[str]
+    at: float
+
+
+@dataclass
+class ChatAdapter:
+    platform: str = "telegram"
+    limit: int = 4096
+    sent: list[Sent] = field(default_factory=list)
+    typing_calls: list[str] = field(default_factory=list)
+    commands: list[BotCommand] = field(default_factory=list)
+    failures: dict[str, list[PlatformError]] = field(default_factory=dict)
+    sink: Sink | None = None
+    _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1000))
+    _updates: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
+    _changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    @property
+    def connected(self) -> bool:
+        return self.sink is not None
+
+    async def start(self, sink: Sink) -> None:
+        self.sink = sink
+
+    async def stop(self) -> None:
+        self.sink = None
+
+    async def send(self, message: OutboundMessage) -> list[str]:
+        queue = self.failures.get(message.chat_id)
+        if queue:
+            raise queue.pop(0)
+        chunks = split_message(message.text, self.limit)[message.skip_chunks :]
+        self.sent.append(Sent(message, chunks, asyncio.get_running_loop().time()))
+        self._changed.set()
+        return [str(next(self._ids)) for _ in chunks]
+
+    async def typing(self, chat_id: str, thread_id: str | None = None) -> None:
+        self.typing_calls.append(chat_id)
+
+    async def set_commands(self, commands: Sequence[BotCommand]) -> None:
+        self.commands = list(commands)
+
+    # -- test side ------------------------------------------------------------------------
+
+    def message(
+        self,
+        text: str,
+        *,
+        user: str = "1",
+        name: str = "Ada",
+        chat: str | None = None,
+        chat_type: ChatType = "dm",
+        mention: bool = False,
+        command: bool | None = None,
+        callback: bool = False,
+        update_id: str | None = None,
+        thread: str | None = None,
+    ) -> InboundMessage:
+        update = update_id or str(next(self._updates))
+        return InboundMessage(
+            platform=self.platform,
+            chat_id=chat or user,
+            chat_type=chat_type,
+            sender=Identity(self.platform, user, name),
+            text=text,
+            message_id=f"m{update}",
+            timestamp=datetime.now(UTC),
+            thread_id=thread,
+            update_id=update,
+            mentions_bot=mention,
+            is_command=text.startswith("/") if command is None else command,
+            is_callback=callback,
+        )
+
+    async def say(self, text: str, **kwargs: object) -> InboundMessage:
+        message = self.message(text, **kwargs)  # type: ignore[arg-type]
+        await self.deliver(message)
+        return message
+
+    async def deliver(self, message: InboundMessage) -> None:
+        assert self.sink is not None, "start the gateway first"
+        await self.sink(message)
+
+    def texts(self, chat: str | None = None) -> list[str]:
+        return ["\n".join(s.chunks) for s in self.sent if chat is None or s.message.chat_id == chat]
+
+    async def wait_sent(self, count: int, *, chat: str | None = None, within: float = 5) -> None:
+        async def until() -> None:
+            while len(self.texts(chat)) < count:
+                self._changed.clear()
+                await self._changed.wait()
+
+        await asyncio.wait_for(until(), within)

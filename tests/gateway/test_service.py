@@ -1,0 +1,311 @@
+"""The gateway's own logic through an in-process adapter: auth, gating, dedup, lanes,
+commands, outbox, restarts and drain. (The same flows over the real platform clients and
+wires: tests/e2e.)"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from adapters.base import Forbidden, RateLimited, Unavailable
+from agent_core.models import ModelReply, ToolCall, Usage
+from agent_core.models.scripted import ScriptedModel
+from agent_core.review import REVIEW_INSTRUCTION
+from gateway.app import build_gateway
+from gateway.config import Config, Paths
+from gateway.outbox import DeliveryPolicy
+from gateway.service import RESTARTED, Gateway
+from memory.archive import Archive
+from tests.gateway.harness import ChatAdapter
+
+ADMIN = "9"
+
+
+def responder(delay: float = 0.0) -> Any:
+    """Echo; ``remember: X`` saves X to USER.md through the real memory tool."""
+    calls = iter(range(10_000))
+
+    async def respond(messages: Sequence[dict[str, Any]], tools: Sequence[Any]) -> ModelReply:
+        last = messages[-1]
+        if last["role"] == "user" and REVIEW_INSTRUCTION[:40] in str(last["content"]):
+            return ModelReply("nothing to save")
+        if last["role"] == "tool":
+            return ModelReply("saved", usage=Usage(10, 2, 4))
+        await asyncio.sleep(delay)
+        text = str(last["content"]).partition("\n")[2]
+        if text.startswith("remember: "):
+            args = {"action": "add", "target": "user", "content": text.removeprefix("remember: ")}
+            call = ToolCall(f"c{next(calls)}", "memory", json.dumps(args))
+            return ModelReply(None, (call,), usage=Usage(10, 2, 0))
+        return ModelReply(f"echo: {text}", usage=Usage(100, 5, 60))
+
+    return respond
+
+
+def config(**gateway: Any) -> Config:
+    return Config.model_validate(
+        {
+            "platforms": {
+                "telegram": {
+                    "enabled": True,
+                    "allowed_users": ["1", "2", ADMIN],
+                    "allowed_chats": ["-100"],
+                    "free_response_chats": ["-200"],
+                }
+            },
+            "gateway": {"admins": [f"telegram:{ADMIN}"], **gateway},
+            "memory": {"review": {"enabled": False}},
+        }
+    )
+
+
+class Rig:
+    def __init__(self, home: Path, archive: Archive, cfg: Config, delay: float = 0.0) -> None:
+        self.home = home
+        self.archive = archive
+        self.config = cfg
+        self.model = ScriptedModel(respond=responder(delay))
+        self.adapter = ChatAdapter()
+        self.gateway = self.build()
+
+    def build(self) -> Gateway:
+        paths = Paths(self.home, self.home / "config.yaml", explicit_config=False)
+        gateway = build_gateway(
+            paths=paths,
+            config=self.config,
+            archive=self.archive,
+            model=self.model,
+            adapters={"telegram": self.adapter},
+        )
+        gateway.outbox.policy = DeliveryPolicy(backoff_s=0.01, max_attempts=3)
+        return gateway
+
+
+@pytest.fixture
+async def rig(home: Path, archive: Archive) -> AsyncIterator[Rig]:
+    made = Rig(home, archive, config())
+    await made.gateway.start()
+    yield made
+    await made.gateway.stop()
+
+
+async def test_dm_round_trip_is_answered_and_archived(rig: Rig) -> None:
+    await rig.adapter.say("hello there")
+    await rig.adapter.wait_sent(1)
+    assert rig.adapter.texts() == ["echo: hello there"]
+    assert rig.adapter.sent[0].message.markdown is True
+    session = await rig.archive.latest_session("telegram:dm:1")
+    assert session is not None
+    messages = await rig.archive.messages(session.id, viewer="telegram-1")
+    assert [m.role for m in messages] == ["user", "assistant"]
+    assert rig.adapter.commands and rig.adapter.commands[0][0] == "help"
+
+
+async def test_unknown_person_pairs_and_is_admitted_by_an_admin(rig: Rig) -> None:
+    await rig.adapter.say("hi", user="77", name="Stranger")
+    await rig.adapter.wait_sent(1, chat="77")
+    offer = rig.adapter.texts("77")[0]
+    code = offer.split("\n\n")[1]
+    assert len(code) == 8
+    assert not rig.model.requests  # no model call for a stranger
+    await rig.adapter.say("/pair approve " + code.lower(), user="2")  # not an admin
+    await rig.adapter.wait_sent(1, chat="2")
+    assert "admins" in rig.adapter.texts("2")[0]
+    await rig.adapter.say(f"/pair approve {code}", user=ADMIN)
+    await rig.adapter.wait_sent(1, chat=ADMIN)
+    assert "Approved telegram:77" in rig.adapter.texts(ADMIN)[0]
+    await rig.adapter.wait_sent(2, chat="77")  # they are told
+    assert "approved" in rig.adapter.texts("77")[1]
+    await rig.adapter.say("now?", user="77")
+    await rig.adapter.wait_sent(3, chat="77")
+    assert rig.adapter.texts("77")[2] == "echo: now?"
+
+
+async def test_groups_answer_only_when_addressed_and_ignore_strangers(rig: Rig) -> None:
+    await rig.adapter.say("chatter", chat="-100", chat_type="group")
+    await rig.adapter.say("@bot hi", chat="-100", chat_type="group", mention=True)
+    await rig.adapter.say("anyone?", chat="-200", chat_type="group")  # free-response chat: no
+    await rig.adapter.say("@bot hi", chat="-300", chat_type="group", mention=True)  # not allowed
+    await rig.adapter.say("@bot", user="55", chat="-100", chat_type="group", mention=True)
+    await rig.adapter.wait_sent(1, chat="-100")
+    await asyncio.sleep(0.1)
+    assert rig.adapter.texts("-100") == ["echo: @bot hi"]
+    assert rig.adapter.texts("-300") == []
+    assert len(rig.adapter.sent) == 1  # -200 is not in allowed_chats; the stranger got nothing
+
+
+async def test_a_redelivered_update_is_answered_once(rig: Rig) -> None:
+    first = rig.adapter.message("once", update_id="500")
+    await rig.adapter.deliver(first)
+    await rig.adapter.deliver(first)
+    await rig.adapter.wait_sent(1)
+    await asyncio.sleep(0.1)
+    assert rig.adapter.texts() == ["echo: once"]
+    assert rig.gateway.counters.duplicates == 1
+
+
+async def test_two_people_in_a_group_keep_separate_sessions_and_memories(rig: Rig) -> None:
+    group = {"chat": "-100", "chat_type": "group", "mention": True}
+    await rig.adapter.say("remember: likes green tea", user="1", **group)
+    await rig.adapter.wait_sent(1)
+    await rig.adapter.say("remember: allergic to cats", user="2", **group)
+    await rig.adapter.wait_sent(2)
+    one = await rig.archive.latest_session("telegram:group:-100:1")
+    two = await rig.archive.latest_session("telegram:group:-100:2")
+    assert one and two and one.id != two.id
+    await rig.adapter.say("/memory", user="1", chat="-100", chat_type="group")
+    await rig.adapter.say("/search cats", user="1", chat="-100", chat_type="group")
+    await rig.adapter.say("/sessions", user="1", chat="-100", chat_type="group")
+    await rig.adapter.wait_sent(5)
+    memory, search, sessions = rig.adapter.texts()[2:5]
+    assert "green tea" in memory and "cats" not in memory
+    assert "cats" not in search
+    assert one.id in sessions and two.id not in sessions
+    # the second person's prompt never carried the first one's memory
+    second_prompt = next(r for r in rig.model.requests if "allergic" in json.dumps(r.messages))
+    assert "green tea" not in json.dumps(second_prompt.messages)
+
+
+async def test_admin_commands_see_any_person_and_others_are_refused(rig: Rig) -> None:
+    await rig.adapter.say("remember: prefers metric units", user="1")
+    await rig.adapter.wait_sent(1)
+    await rig.adapter.say("/admin memory telegram:1", user="2")
+    await rig.adapter.say("/admin memory telegram:1", user=ADMIN)
+    await rig.adapter.say("/admin search telegram-1 metric", user=ADMIN)
+    await rig.adapter.say("/admin stats", user=ADMIN)
+    await rig.adapter.say("/admin sessions telegram-1", user=ADMIN)
+    await rig.adapter.wait_sent(1, chat="2")
+    await rig.adapter.wait_sent(4, chat=ADMIN)
+    assert "for the admins" in rig.adapter.texts("2")[0]
+    memory, search, stats, sessions = rig.adapter.texts(ADMIN)
+    assert "prefers metric units" in memory
+    assert "metric" in search
+    assert "Turns today (UTC): 1" in stats and "People:" in stats
+    assert "telegram-1" in sessions or "Sessions of telegram-1" in sessions
+
+
+async def test_new_forget_and_status(rig: Rig) -> None:
+    await rig.adapter.say("remember: lives in Oslo")
+    await rig.adapter.wait_sent(1)
+    before = await rig.archive.latest_session("telegram:dm:1")
+    await rig.adapter.say("/status")
+    await rig.adapter.say("/forget Oslo")
+    await rig.adapter.say("/new")
+    await rig.adapter.wait_sent(4)
+    status, forgot, new = rig.adapter.texts()[1:4]
+    assert "Removed" in forgot or "removed" in forgot.lower()
+    assert before is not None and before.id in status
+    assert "Turns: 1" in status and "USER.md" in status
+    assert "Oslo" not in (rig.home / "memories" / "telegram-1" / "USER.md").read_text()
+    assert "Fresh start" in new
+    await rig.adapter.say("hi again")
+    await rig.adapter.wait_sent(5)
+    after = await rig.archive.latest_session("telegram:dm:1")
+    assert after is not None and after.id != before.id
+
+
+async def test_flood_control_delays_only_that_chat(rig: Rig) -> None:
+    rig.adapter.failures["1"] = [RateLimited("slow down", 0.5)]
+    start = asyncio.get_running_loop().time()
+    await rig.adapter.say("one", user="1")
+    await rig.adapter.say("two", user="2")
+    await rig.adapter.wait_sent(2)
+    by_chat = {s.message.chat_id: s.at - start for s in rig.adapter.sent}
+    assert by_chat["2"] < 0.4
+    assert by_chat["1"] >= 0.45
+    assert rig.adapter.sent[0].message.chat_id == "2"
+
+
+async def test_a_forbidden_chat_is_dropped_not_retried(rig: Rig) -> None:
+    rig.adapter.failures["1"] = [Forbidden("blocked")]
+    await rig.adapter.say("hello")
+    await asyncio.sleep(0.2)
+    assert rig.adapter.sent == []
+    assert (await rig.gateway.ledger.counts()).get("failed") == 1
+
+
+async def test_an_undelivered_reply_is_delivered_once_after_a_restart(
+    home: Path, archive: Archive
+) -> None:
+    first = Rig(home, archive, config())
+    await first.gateway.start()
+    first.adapter.failures["1"] = [Unavailable("down")] * 6  # the post and the final flush
+    await first.adapter.say("are you there")
+    await asyncio.sleep(0.3)
+    await first.gateway.stop()
+    assert first.adapter.sent == []
+    second = Rig(home, archive, config())
+    await second.gateway.start()
+    await second.adapter.wait_sent(1)
+    assert second.adapter.texts() == ["echo: are you there"]
+    await second.gateway.stop()
+    third = Rig(home, archive, config())
+    await third.gateway.start()
+    await asyncio.sleep(0.1)
+    await third.gateway.stop()
+    assert third.adapter.sent == []
+
+
+async def test_a_restart_in_the_middle_of_a_turn_is_noticed(home: Path, archive: Archive) -> None:
+    first = Rig(home, archive, config(drain_timeout_s=0.1), delay=30)
+    await first.gateway.start()
+    await first.adapter.say("a long question")
+    await asyncio.sleep(0.1)
+    await first.gateway.stop()  # the turn is cancelled after the drain timeout
+    second = Rig(home, archive, config())
+    await second.gateway.start()
+    await second.adapter.wait_sent(1)
+    assert second.adapter.texts() == [RESTARTED]
+    assert second.adapter.sent[0].message.reply_to_message_id == "m1"
+    await second.gateway.stop()
+
+
+async def test_stop_drains_a_running_turn(home: Path, archive: Archive) -> None:
+    rig = Rig(home, archive, config(drain_timeout_s=5), delay=0.3)
+    await rig.gateway.start()
+    await rig.adapter.say("slow one")
+    await asyncio.sleep(0.05)
+    await rig.gateway.stop()
+    assert rig.adapter.texts() == ["echo: slow one"]
+    assert rig.adapter.typing_calls  # typing was shown while it ran
+
+
+async def test_messages_during_a_turn_are_merged_into_the_next(
+    home: Path, archive: Archive
+) -> None:
+    rig = Rig(home, archive, config(), delay=0.2)
+    await rig.gateway.start()
+    await rig.adapter.say("first")
+    await asyncio.sleep(0.05)
+    await rig.adapter.say("second")
+    await rig.adapter.say("third")
+    await rig.adapter.wait_sent(2)
+    await rig.gateway.stop()
+    assert rig.adapter.texts() == ["echo: first", "echo: second\n\nthird"]
+
+
+async def test_write_approval_offers_buttons_and_a_button_approves(
+    home: Path, archive: Archive
+) -> None:
+    cfg = config().model_copy(
+        update={"memory": config().memory.model_copy(update={"write_approval": True})}
+    )
+    rig = Rig(home, archive, cfg)
+    await rig.gateway.start()
+    await rig.adapter.say("remember: plays the cello")
+    await rig.adapter.wait_sent(1)
+    await rig.adapter.say("/memory pending")
+    await rig.adapter.wait_sent(2)
+    pending = rig.adapter.sent[1].message
+    assert "plays the cello" in pending.text
+    _label, data = pending.buttons[0]
+    assert data.startswith("/memory approve ")
+    await rig.adapter.say(data, callback=True, command=False)
+    await rig.adapter.wait_sent(3)
+    await rig.gateway.stop()
+    assert "plays the cello" in (home / "memories" / "telegram-1" / "USER.md").read_text()
