@@ -1,0 +1,177 @@
+"""``mnemo run`` (the gateway) and ``mnemo pairing`` (approve people from the shell).
+
+``mnemo run`` starts every enabled platform of ``platforms.*`` plus the agent, and runs until
+SIGTERM or SIGINT; then it drains (``gateway.drain_timeout_s``) and exits 0. Before anything
+connects, every enabled platform's token must be in the environment: a missing one is a
+single line naming the variable (exit 2). Tokens and the API key are redacted from every log
+line (``gateway.logs``).
+
+Adapters are made from one table keyed by the YAML section name (``PLATFORMS``), so a new
+platform is one factory and one config section.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import logging
+import os
+import signal
+import sys
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from adapters.base import Adapter
+from gateway import logs
+from gateway.app import build_gateway
+from gateway.auth import PairingStore
+from gateway.cli_chat import build_model
+from gateway.cli_memory import UsageError
+from gateway.config import Config, DiscordConfig, Paths, TelegramConfig
+from memory.archive import Archive
+
+__all__ = ["PLATFORMS", "register"]
+
+log = logging.getLogger("mnemo")
+
+
+def _telegram(section: TelegramConfig, token: str, env: Mapping[str, str]) -> Adapter:
+    from adapters.telegram import TelegramAdapter  # noqa: PLC0415 - only when enabled
+
+    return TelegramAdapter(
+        token,
+        base_url=section.base_url,
+        base_file_url=section.base_file_url,
+        mode=section.mode,
+        webhook_url=section.webhook_url,
+        webhook_listen=section.webhook_listen,
+        webhook_port=section.webhook_port,
+        webhook_secret=env.get(section.webhook_secret_env),
+    )
+
+
+def _discord(section: DiscordConfig, token: str, env: Mapping[str, str]) -> Adapter:
+    from adapters.discord import DiscordAdapter  # noqa: PLC0415 - only when enabled
+
+    return DiscordAdapter(token, api_base=section.api_base, gateway_url=section.gateway_url)
+
+
+PLATFORMS: dict[str, Callable[[Any, str, Mapping[str, str]], Adapter]] = {
+    "telegram": _telegram,
+    "discord": _discord,
+}
+
+
+def register(commands: Any) -> None:
+    run = commands.add_parser("run", help="run the gateway on every enabled platform")
+    run.add_argument("--verbose", action="store_true", help="debug logging")
+    run.set_defaults(handler=_run)
+    pairing = commands.add_parser("pairing", help="approve or revoke people who asked to pair")
+    actions = pairing.add_subparsers(dest="action", metavar="ACTION", required=True)
+    approve = actions.add_parser("approve", help="approve a pairing code")
+    approve.add_argument("code")
+    revoke = actions.add_parser("revoke", help="revoke an approval (platform:id)")
+    revoke.add_argument("who")
+    actions.add_parser("list", help="pending codes and approved people")
+    pairing.set_defaults(handler=_pairing)
+
+
+def adapters_for(config: Config, environ: Mapping[str, str]) -> dict[str, Adapter]:
+    """One adapter per enabled platform; ``UsageError`` names a missing token's variable."""
+    made: dict[str, Adapter] = {}
+    missing = []
+    for name, factory in PLATFORMS.items():
+        section = getattr(config.platforms, name)
+        if not section.enabled:
+            continue
+        token = environ.get(section.token_env, "").strip()
+        if not token:
+            missing.append(f"platforms.{name} is enabled but {section.token_env} is not set")
+            continue
+        made[name] = factory(section, token, environ)
+    if missing:
+        raise UsageError("; ".join(missing))
+    if not made:
+        raise UsageError(
+            "no platform is enabled: set platforms.telegram.enabled or platforms.discord.enabled"
+            " in config.yaml (or try `mnemo chat` on this terminal)"
+        )
+    return made
+
+
+def secrets_of(config: Config, environ: Mapping[str, str]) -> list[str]:
+    names = [
+        config.model.api_key_env,
+        config.platforms.telegram.token_env,
+        config.platforms.telegram.webhook_secret_env,
+        config.platforms.discord.token_env,
+    ]
+    return [environ[name] for name in names if environ.get(name)]
+
+
+def _run(args: argparse.Namespace, paths: Paths, config: Config) -> int:
+    environ = dict(os.environ)
+    adapters = adapters_for(config, environ)
+    model = build_model(config, dry_run=False, environ=environ)
+    logs.install(secrets_of(config, environ), level=logging.DEBUG if args.verbose else logging.INFO)
+    try:
+        return asyncio.run(_serve(paths, config, adapters, model))
+    except KeyboardInterrupt:  # a second Ctrl-C during the drain
+        return 130
+
+
+async def _serve(paths: Paths, config: Config, adapters: dict[str, Adapter], model: Any) -> int:
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(signum, stop.set)
+    async with await Archive.open(paths.state_db) as archive:
+        gateway = build_gateway(
+            paths=paths, config=config, archive=archive, model=model, adapters=adapters
+        )
+        try:
+            await gateway.start()
+        except Exception as exc:
+            log.error("could not start: %s", exc)
+            await gateway.stop()
+            await _close(model)
+            print(f"mnemo: error: could not start: {exc}", file=sys.stderr)
+            return 1
+        log.info("mnemo is running on %s; stop with SIGTERM or Ctrl-C", ", ".join(adapters))
+        await stop.wait()
+        log.info("stopping: draining running turns (at most %.0fs)", config.gateway.drain_timeout_s)
+        await gateway.stop()
+        await _close(model)
+    log.info("stopped cleanly")
+    return 0
+
+
+async def _close(model: Any) -> None:
+    close = getattr(model, "close", None)
+    if close is not None:
+        with contextlib.suppress(Exception):
+            await close()
+
+
+def _pairing(args: argparse.Namespace, paths: Paths, config: Config) -> int:
+    store = PairingStore(paths.home / "pairing.json")
+    if args.action == "approve":
+        who = store.approve(args.code)
+        if who is None:
+            print(f"mnemo: no valid pairing code {args.code.upper()!r}", file=sys.stderr)
+            return 1
+        print(f"approved {who}")
+        return 0
+    if args.action == "revoke":
+        if not store.revoke(args.who):
+            print(f"mnemo: {args.who} was not approved by pairing", file=sys.stderr)
+            return 1
+        print(f"revoked {args.who}")
+        return 0
+    pending, approved = store.listing()
+    for code, who, name in pending:
+        print(f"pending  {code}  {who}  {name}")
+    for who in approved:
+        print(f"approved {who}")
+    return 0

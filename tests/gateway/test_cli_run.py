@@ -1,0 +1,71 @@
+"""``mnemo run`` and ``mnemo pairing`` at the edges that need no platform: tokens, errors,
+redaction. (Running against the emulators: tests/e2e.)"""
+
+from __future__ import annotations
+
+import logging
+import sys
+from pathlib import Path
+
+import pytest
+
+from gateway.auth import PairingStore
+from gateway.cli import main
+from gateway.logs import Redactor
+
+
+def write_config(home: Path, text: str) -> None:
+    (home / "config.yaml").write_text(text, encoding="utf-8")
+
+
+def test_a_missing_token_is_one_line_naming_the_variable(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
+    monkeypatch.delenv("MY_DISCORD", raising=False)
+    write_config(
+        home,
+        "platforms:\n  telegram: {enabled: true}\n"
+        "  discord: {enabled: true, token_env: MY_DISCORD}\n",
+    )
+    assert main(["run"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "TELEGRAM_BOT_TOKEN is not set" in err and "MY_DISCORD is not set" in err
+
+
+def test_no_enabled_platform_says_how_to_enable_one(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run"]) == 2
+    assert "platforms.telegram.enabled" in capsys.readouterr().err
+
+
+def test_the_redactor_hides_secrets_anywhere_in_a_record() -> None:
+    token = "123456:AAE-secret-token-value"
+    formatter = Redactor([token, "sk-live-abcdef"])
+    try:
+        raise RuntimeError(f"POST https://api.telegram.org/bot{token}/getUpdates failed")
+    except RuntimeError:
+        record = logging.LogRecord(
+            "httpx", logging.INFO, __file__, 1, "url %s key %s", (token, "sk-live-abcdef"),
+            sys.exc_info(),
+        )  # fmt: skip
+    text = formatter.format(record)
+    assert token not in text and "sk-live-abcdef" not in text
+    assert text.count("[redacted]") >= 3
+
+
+def test_pairing_from_the_shell(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    store = PairingStore(home / "pairing.json")
+    code = store.request("telegram:77", "Stranger", "77")
+    assert code is not None
+    assert main(["pairing", "list"]) == 0
+    assert f"pending  {code}  telegram:77  Stranger" in capsys.readouterr().out
+    assert main(["pairing", "approve", "WRONGCODE"]) == 1
+    assert main(["pairing", "approve", code.lower()]) == 0
+    assert "approved telegram:77" in capsys.readouterr().out
+    assert store.approved("telegram:77")
+    assert main(["pairing", "revoke", "telegram:77"]) == 0
+    assert not store.approved("telegram:77")
+    assert main(["pairing", "revoke", "telegram:77"]) == 1
