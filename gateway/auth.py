@@ -67,6 +67,8 @@ class PairingStore:
     def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
         self.path = path
         self._clock = clock
+        self._approved: frozenset[str] = frozenset()
+        self._stamp: tuple[int, int, int] | None = None
 
     def _load(self) -> dict[str, Any]:
         data: dict[str, Any] = {}
@@ -90,7 +92,17 @@ class PairingStore:
         atomic_write_text(self.path, json.dumps(data, ensure_ascii=False, indent=1))
 
     def approved(self, qualified: str) -> bool:
-        return qualified in self._load()["approved"]
+        """Asked for every message from someone not in the config: answered from a copy
+        that is re-read only when the file changed (atomic writes give it a new inode)."""
+        try:
+            stat = self.path.stat()
+            stamp: tuple[int, int, int] | None = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        except FileNotFoundError:
+            stamp = None
+        if stamp is None or stamp != self._stamp:
+            self._approved = frozenset(self._load()["approved"])
+            self._stamp = stamp
+        return qualified in self._approved
 
     def listing(self) -> tuple[list[tuple[str, str, str]], list[str]]:
         """Pending codes (code, who, name) still valid, and the approved people."""
