@@ -1,0 +1,600 @@
+"""The Telegram adapter: python-telegram-bot's ``Application`` behind the ``Adapter`` protocol.
+
+Lifecycle (``start`` -> ``stop``)::
+
+    ApplicationBuilder().token(...).updater(None)  # base_url/base_file_url only when given
+    start: Application.initialize() (getMe: bot id/username; a bad token fails here)
+           polling: deleteWebhook(drop_pending_updates=False), then our getUpdates loop
+           webhook: aiohttp listener on webhook_listen:webhook_port, then setWebhook
+    every update -> Application.process_update -> TypeHandler -> normalize -> sink
+    stop:  end the loop (an in-flight long poll is cancelled), confirm the offset of every
+           update already handed to the sink, close the listener, Application.shutdown()
+
+Why our own getUpdates loop instead of ``Updater.start_polling``: PTB's
+``network_retry_loop`` (``telegram/ext/_utils/networkloop.py``) retries a failed getUpdates
+on a fixed schedule with no jitter (1 s, then x1.5 per failure up to 30 s), retries a
+``TimedOut`` at once, waits ``retry_after + 0.5`` s on 429, and reports only the
+non-timeout errors to ``error_callback`` (never the recovery), and nothing of this is
+configurable (``poll_interval`` only spaces successful polls). It also confirms updates
+before they are handled (the offset moves as soon as they are queued). The loop here
+(~40 lines) backs off exponentially with equal jitter (``backoff_delay``: between half and
+all of ``min(cap, base * 2**(n-1))``), tracks ``connected`` on every success and failure,
+and advances the offset only past updates the sink has received, so a crash re-delivers
+rather than loses (the gateway deduplicates on ``update_id``). ``drop_pending_updates`` is
+never used, for the same reason.
+
+Why not ``Updater.start_webhook``: it needs the ``python-telegram-bot[webhooks]`` extra
+(tornado), which is not a dependency. aiohttp (already installed with discord.py) serves the
+webhook instead, with PTB's handler rules: POST with ``Content-Type: application/json``, the
+``X-Telegram-Bot-Api-Secret-Token`` header compared in constant time (403 otherwise), 400 for
+a body that is not an update, 200 once the sink has it.
+
+Sending never retries or waits: there is no ``AIORateLimiter``; a 429 becomes
+``RateLimited(retry_after, sent=...)`` at once and the gateway waits for that chat only.
+Errors are translated into the ``adapters.base`` family (``RetryAfter`` -> ``RateLimited``,
+``Forbidden``/bad token -> ``Forbidden``, "chat not found"/"message thread not found"/
+``ChatMigrated`` -> ``NotFound``, other ``BadRequest`` -> ``BadRequest``, network trouble,
+timeouts and 5xx -> ``Unavailable``), always with the ids already sent. When Telegram
+cannot parse a chunk's HTML, that chunk is sent again as its plain Markdown source.
+
+Secrets: PTB puts the token in every request URL, which httpx logs at INFO
+(``HTTP Request: POST https://api.telegram.org/bot<token>/getMe ...``), in a DEBUG line of
+``Bot.__init__`` and in the message of the ``InvalidToken`` that ``Bot.initialize`` raises.
+While an adapter runs, a filter on the ``httpx``, ``httpcore``, ``telegram.*`` and our own
+loggers replaces the token in messages and tracebacks (the ``httpx`` level is left alone:
+other clients share that logger), and every exception raised here is built from redacted
+text with its cause suppressed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import hmac
+import json
+import logging
+import random
+import warnings
+from collections import Counter
+from collections.abc import Awaitable, Coroutine, Sequence
+from datetime import timedelta
+from typing import Any, Literal, TypeVar
+
+from aiohttp import web
+from telegram import (
+    BotCommand as TgBotCommand,
+)
+from telegram import (
+    InlineKeyboardButton,
+    InlineKeyboardMarkup,
+    Message,
+    ReplyParameters,
+    Update,
+)
+from telegram import error as tg
+from telegram.constants import ChatAction
+from telegram.ext import Application, ApplicationBuilder, ContextTypes, ExtBot, TypeHandler
+from telegram.warnings import PTBDeprecationWarning
+
+from adapters.base import (
+    BadRequest,
+    BotCommand,
+    Forbidden,
+    NotFound,
+    PlatformError,
+    RateLimited,
+    Sink,
+    Unavailable,
+)
+from adapters.messages import OutboundMessage
+from adapters.telegram.normalize import normalize
+from adapters.telegram.render import Chunk, render
+
+__all__ = ["TelegramAdapter", "backoff_delay"]
+
+_LOGGER = logging.getLogger(__name__)
+_T = TypeVar("_T")
+_ALLOWED_UPDATES = ("message", "callback_query")
+_PARSE_FAILURES = ("can't parse entities", "message text is empty")
+_SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"  # noqa: S105 -- a header name
+
+
+def backoff_delay(
+    failures: int, *, base: float, cap: float, rng: random.Random | None = None
+) -> float:
+    """Seconds to wait after ``failures`` consecutive failures: equal jitter, between half
+    and all of ``min(cap, base * 2 ** (failures - 1))``, so it grows and never synchronises."""
+    step = min(cap, base * 2.0 ** min(64, max(0, failures - 1)))
+    jitter: float = (rng or random).uniform(0, step / 2)  # jitter, not cryptography
+    return step / 2 + jitter
+
+
+class _TokenRedactor(logging.Filter):
+    """Replaces registered tokens in log records (message, arguments and traceback)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tokens: Counter[str] = Counter()
+
+    def redact(self, text: str) -> str:
+        for token in self.tokens:
+            text = text.replace(token, "<token>")
+        return text
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if not self.tokens:
+            return True
+        with contextlib.suppress(Exception):
+            message = record.getMessage()
+            redacted = self.redact(message)
+            if redacted != message:
+                record.msg, record.args = redacted, ()
+            if record.exc_info:
+                formatted = logging.Formatter().formatException(record.exc_info)
+                record.exc_text, record.exc_info = self.redact(formatted), None
+            elif record.exc_text:
+                record.exc_text = self.redact(record.exc_text)
+        return True
+
+    def register(self, token: str) -> None:
+        names = [n for n in logging.root.manager.loggerDict if n.startswith("telegram")]
+        for name in ["httpx", "httpcore", __name__, *names]:
+            logger = logging.getLogger(name)
+            if self not in logger.filters:
+                logger.addFilter(self)
+        self.tokens[token] += 1
+
+    def unregister(self, token: str) -> None:
+        self.tokens[token] -= 1
+        if self.tokens[token] <= 0:
+            del self.tokens[token]
+
+
+_REDACTOR = _TokenRedactor()
+
+
+class TelegramAdapter:
+    """The Telegram side of the gateway (see the module docstring)."""
+
+    platform = "telegram"
+
+    def __init__(
+        self,
+        token: str,
+        *,
+        base_url: str | None = None,
+        base_file_url: str | None = None,
+        mode: Literal["polling", "webhook"] = "polling",
+        webhook_listen: str = "127.0.0.1",
+        webhook_port: int = 8443,
+        webhook_url: str | None = None,
+        webhook_path: str = "/telegram",
+        webhook_secret: str | None = None,
+        webhook_max_connections: int = 40,
+        poll_timeout: float = 30.0,
+        request_timeout: float = 10.0,
+        backoff_base: float = 1.0,
+        backoff_cap: float = 60.0,
+        allowed_updates: Sequence[str] = _ALLOWED_UPDATES,
+    ) -> None:
+        if not token:
+            raise ValueError("a Telegram bot token is required")
+        if mode not in ("polling", "webhook"):
+            raise ValueError(f"mode must be 'polling' or 'webhook', not {mode!r}")
+        if mode == "webhook" and not webhook_url:
+            raise ValueError("webhook mode needs webhook_url (the public HTTPS URL)")
+        self._token = token
+        self._base_url = base_url
+        self._base_file_url = base_file_url
+        self.mode = mode
+        self._webhook_listen = webhook_listen
+        self._webhook_port = webhook_port
+        self._webhook_url = webhook_url
+        self._webhook_path = "/" + webhook_path.lstrip("/")
+        self._webhook_secret = webhook_secret
+        self._webhook_max_connections = webhook_max_connections
+        self._poll_timeout = poll_timeout
+        self._request_timeout = request_timeout
+        self._backoff_base = backoff_base
+        self._backoff_cap = backoff_cap
+        self._allowed_updates = list(allowed_updates)
+        self._app: Application[Any, Any, Any, Any, Any, Any] | None = None
+        self._sink: Sink | None = None
+        self._bot_id = 0
+        self._bot_username = ""
+        self._connected = False
+        self._stopping = asyncio.Event()
+        self._lifecycle = asyncio.Lock()
+        self._poll_task: asyncio.Task[None] | None = None
+        self._fetching = False
+        self._offset: int | None = None
+        self._unconfirmed = False
+        self._runner: web.AppRunner | None = None
+        self.poll_failures = 0
+        """Consecutive failed getUpdates calls (0 while polling works)."""
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        return self._connected
+
+    @property
+    def bot_username(self) -> str:
+        return self._bot_username
+
+    @property
+    def webhook_port(self) -> int:
+        """The port the webhook listener is bound to (useful with ``webhook_port=0``)."""
+        if self._runner is None or not self._runner.addresses:
+            raise RuntimeError("the webhook listener is not running")
+        return int(self._runner.addresses[0][1])
+
+    async def __aenter__(self) -> TelegramAdapter:
+        """``async with adapter:`` guarantees ``stop``; ``start(sink)`` is still needed."""
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
+    async def start(self, sink: Sink) -> None:
+        """Check the token (getMe), then begin delivering updates to ``sink``."""
+        async with self._lifecycle:
+            if self._app is not None:
+                raise RuntimeError("the Telegram adapter is already started")
+            _REDACTOR.register(self._token)
+            try:
+                app = self._build()
+            except BaseException:
+                _REDACTOR.unregister(self._token)
+                raise
+            self.poll_failures = 0
+            try:
+                await app.initialize()
+                self._bot_id, self._bot_username = app.bot.id, app.bot.username
+                app.add_handler(TypeHandler(Update, self._on_update))
+                app.add_error_handler(self._on_error)
+                await app.start()
+                self._app, self._sink = app, sink
+                self._stopping.clear()
+                if self.mode == "webhook":
+                    await self._start_webhook(app)
+                else:
+                    await app.bot.delete_webhook(drop_pending_updates=False)
+                    self._poll_task = asyncio.create_task(
+                        self._poll(app), name=f"telegram:{self._bot_username}:poll"
+                    )
+                self._connected = True
+            except tg.TelegramError as exc:
+                error = self._translate(exc, (), "start")  # while the token is registered
+                await self._teardown(app)
+                raise error from None
+            except BaseException:
+                await self._teardown(app)
+                raise
+            _LOGGER.info("telegram: @%s connected (%s)", self._bot_username, self.mode)
+
+    async def stop(self) -> None:
+        """Stop receiving updates and shut the application down (idempotent)."""
+        async with self._lifecycle:
+            app = self._app
+            if app is None:
+                return
+            await self._teardown(app)
+            _LOGGER.info("telegram: @%s stopped", self._bot_username)
+
+    async def _teardown(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        self._connected = False
+        self._stopping.set()
+        try:
+            task, self._poll_task = self._poll_task, None
+            if task is not None:
+                if self._fetching:
+                    task.cancel()  # an idle long poll; updates it brings back stay unconfirmed
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                await self._confirm(app)
+            runner, self._runner = self._runner, None
+            if runner is not None:
+                await runner.cleanup()
+            if app.running:
+                await app.stop()
+        finally:
+            with contextlib.suppress(Exception):
+                await app.shutdown()
+            with contextlib.suppress(Exception):
+                await app.bot.shutdown()  # if initialize failed, shutdown() skips the bot
+            self._app = self._sink = None
+            _REDACTOR.unregister(self._token)
+
+    def _build(self) -> Application[Any, Any, Any, Any, Any, Any]:
+        timeout = self._request_timeout
+        builder = (
+            ApplicationBuilder()
+            .token(self._token)
+            .updater(None)
+            .job_queue(None)
+            .connect_timeout(timeout)
+            .read_timeout(timeout)
+            .write_timeout(timeout)
+            .pool_timeout(timeout)
+            .get_updates_connect_timeout(timeout)
+            .get_updates_read_timeout(timeout)
+            .get_updates_write_timeout(timeout)
+            .get_updates_pool_timeout(timeout)
+        )
+        if self._base_url is not None:
+            builder = builder.base_url(self._base_url)
+        if self._base_file_url is not None:
+            builder = builder.base_file_url(self._base_file_url)
+        return builder.build()
+
+    # -- receiving ---------------------------------------------------------------------
+
+    async def _poll(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        poll_timeout = timedelta(seconds=self._poll_timeout)
+        while not self._stopping.is_set():
+            try:
+                updates = await self._get_updates(app, poll_timeout)
+            except tg.RetryAfter as exc:
+                await self._pause(_retry_after(exc))
+                continue
+            except Exception as exc:
+                self.poll_failures += 1
+                self._connected = False
+                delay = backoff_delay(
+                    self.poll_failures, base=self._backoff_base, cap=self._backoff_cap
+                )
+                _LOGGER.warning(
+                    "telegram: getUpdates failed %d time(s) in a row (%s: %s); retrying in %.2f s",
+                    self.poll_failures,
+                    type(exc).__name__,
+                    _REDACTOR.redact(str(exc)),
+                    delay,
+                )
+                await self._pause(delay)
+                continue
+            if self.poll_failures:
+                _LOGGER.info("telegram: getUpdates works again")
+            self.poll_failures = 0
+            self._connected = True
+            self._unconfirmed = False
+            for update in updates:
+                await app.process_update(update)
+                self._offset = update.update_id + 1
+                self._unconfirmed = True
+
+    async def _get_updates(
+        self, app: Application[Any, Any, Any, Any, Any, Any], poll_timeout: timedelta
+    ) -> tuple[Update, ...]:
+        """One long poll; ``_fetching`` tells ``stop`` it may cancel it without loss."""
+        self._fetching = True
+        try:
+            updates: tuple[Update, ...] = await app.bot.get_updates(
+                offset=self._offset, timeout=poll_timeout, allowed_updates=self._allowed_updates
+            )
+            return updates
+        finally:
+            self._fetching = False
+
+    async def _pause(self, seconds: float) -> None:
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(self._stopping.wait(), seconds)
+
+    async def _confirm(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        """Tell Telegram the updates handed to the sink are done (as Updater does on stop)."""
+        if not self._unconfirmed:
+            return
+        try:
+            await app.bot.get_updates(
+                offset=self._offset,
+                timeout=0,
+                allowed_updates=self._allowed_updates,
+                read_timeout=min(2.0, self._request_timeout),  # stop stays quick if it is down
+            )
+            self._unconfirmed = False
+        except tg.TelegramError as exc:
+            _LOGGER.warning(
+                "telegram: could not confirm handled updates (%s); they will be delivered "
+                "again and deduplicated",
+                _REDACTOR.redact(str(exc)),
+            )
+
+    async def _start_webhook(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        listener = web.Application()
+        listener.router.add_post(self._webhook_path, self._on_webhook)
+        runner = web.AppRunner(listener, access_log=None)
+        await runner.setup()
+        self._runner = runner
+        site = web.TCPSite(runner, self._webhook_listen, self._webhook_port)
+        await site.start()
+        await app.bot.set_webhook(
+            url=str(self._webhook_url),
+            allowed_updates=self._allowed_updates,
+            drop_pending_updates=False,
+            max_connections=self._webhook_max_connections,
+            secret_token=self._webhook_secret,
+        )
+
+    async def _on_webhook(self, request: web.Request) -> web.Response:
+        app = self._app
+        if app is None:
+            return web.Response(status=503)
+        if request.content_type != "application/json":
+            return web.Response(status=403)
+        if self._webhook_secret is not None:
+            given = request.headers.get(_SECRET_HEADER, "")
+            if not hmac.compare_digest(given.encode(), self._webhook_secret.encode()):
+                return web.Response(status=403)
+        try:
+            data = json.loads(await request.read())
+            update = Update.de_json(data, app.bot)
+        except Exception:
+            _LOGGER.warning("telegram: the webhook received a body that is not an update")
+            return web.Response(status=400)
+        await app.process_update(update)
+        return web.Response(status=200)
+
+    async def _on_update(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+        query = update.callback_query
+        if query is not None:
+            try:
+                await query.answer()  # stop the button's spinner at once
+            except tg.TelegramError as exc:
+                _LOGGER.warning(
+                    "telegram: answerCallbackQuery failed: %s", _REDACTOR.redact(str(exc))
+                )
+        inbound = normalize(update, bot_id=self._bot_id, bot_username=self._bot_username)
+        if inbound is not None and self._sink is not None:
+            await self._sink(inbound)
+
+    async def _on_error(self, update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+        error = context.error
+        update_id = update.update_id if isinstance(update, Update) else None
+        _LOGGER.error(
+            "telegram: handling update %s failed",
+            update_id,
+            exc_info=(type(error), error, error.__traceback__) if error else None,
+        )
+
+    # -- sending -----------------------------------------------------------------------
+
+    def _bot(self) -> ExtBot[Any]:
+        if self._app is None:
+            raise Unavailable("the Telegram adapter is not running")
+        bot: ExtBot[Any] = self._app.bot
+        return bot
+
+    async def send(self, message: OutboundMessage) -> list[str]:
+        """Render, split and send; the ids of the messages sent, in order."""
+        bot = self._bot()
+        chat_id = _chat_id(message.chat_id)
+        thread_id = _thread_id(message.thread_id)
+        reply_to = message.reply_to_message_id
+        sent: list[str] = []
+        for index, chunk in enumerate(render(message)):
+            if index < message.skip_chunks:
+                continue
+            reply = None
+            if index == 0 and reply_to and reply_to.isdigit():  # a callback's query id is not
+                reply = ReplyParameters(message_id=int(reply_to), allow_sending_without_reply=True)
+            try:
+                sent_message = await self._send_chunk(bot, chat_id, thread_id, chunk, reply)
+            except tg.TelegramError as exc:
+                raise self._translate(exc, sent, "sendMessage") from None
+            sent.append(str(sent_message.message_id))
+        return sent
+
+    async def _send_chunk(
+        self,
+        bot: ExtBot[Any],
+        chat_id: int | str,
+        thread_id: int | None,
+        chunk: Chunk,
+        reply: ReplyParameters | None,
+    ) -> Message:
+        markup = None
+        if chunk.buttons:
+            markup = InlineKeyboardMarkup(
+                [[InlineKeyboardButton(label, callback_data=data)] for label, data in chunk.buttons]
+            )
+
+        def attempt(text: str, parse_mode: str | None) -> Coroutine[Any, Any, Message]:
+            return bot.send_message(
+                chat_id,
+                text,
+                parse_mode=parse_mode,
+                message_thread_id=thread_id,
+                reply_parameters=reply,
+                reply_markup=markup,
+            )
+
+        try:
+            return await attempt(chunk.text, chunk.parse_mode)
+        except tg.BadRequest as exc:
+            lowered = exc.message.lower()
+            if chunk.parse_mode is None or not any(p in lowered for p in _PARSE_FAILURES):
+                raise
+            _LOGGER.warning(
+                "telegram: HTML refused (%s); sending the chunk as plain text", exc.message
+            )
+            return await attempt(chunk.fallback, None)
+
+    async def typing(self, chat_id: str, thread_id: str | None = None) -> None:
+        """Show "typing..." once (Telegram shows it for 5 s or until the next message)."""
+        await self._call(
+            self._bot().send_chat_action(
+                _chat_id(chat_id), ChatAction.TYPING, message_thread_id=_thread_id(thread_id)
+            ),
+            "sendChatAction",
+        )
+
+    async def set_commands(self, commands: Sequence[BotCommand]) -> None:
+        """Register the command menu (setMyCommands, default scope)."""
+        await self._call(
+            self._bot().set_my_commands([TgBotCommand(name, text) for name, text in commands]),
+            "setMyCommands",
+        )
+
+    async def _call(self, call: Awaitable[_T], action: str) -> _T:
+        try:
+            return await call
+        except tg.TelegramError as exc:
+            raise self._translate(exc, (), action) from None
+
+    def _translate(self, exc: tg.TelegramError, sent: Sequence[str], action: str) -> PlatformError:
+        """The ``adapters.base`` error for a PTB error, its text free of the token."""
+        error = _translate(exc, sent, action)
+        message = str(error).replace(self._token, "<token>")
+        if message != str(error):
+            error.args = (message,)
+        return error
+
+
+def _chat_id(value: str) -> int | str:
+    """Telegram chat ids are integers; ``@channelname`` stays a string."""
+    try:
+        return int(value)
+    except ValueError:
+        return value
+
+
+def _thread_id(value: str | None) -> int | None:
+    if not value:
+        return None
+    if not value.isdigit():
+        raise BadRequest(f"telegram: a message thread id is a number, not {value!r}")
+    return int(value)
+
+
+def _retry_after(exc: tg.RetryAfter) -> float:
+    with warnings.catch_warnings():  # the int-vs-timedelta deprecation of PTB 22.2
+        warnings.simplefilter("ignore", PTBDeprecationWarning)
+        value = exc.retry_after
+    return value.total_seconds() if isinstance(value, timedelta) else float(value)
+
+
+def _translate(exc: tg.TelegramError, sent: Sequence[str], action: str) -> PlatformError:
+    """The ``adapters.base`` error for a PTB error; messages are redacted."""
+    text = f"telegram {action}: {_REDACTOR.redact(exc.message)}"
+    if isinstance(exc, tg.RetryAfter):
+        seconds = _retry_after(exc)
+        return RateLimited(
+            f"telegram {action}: flood control, retry in {seconds:g} s", seconds, sent=sent
+        )
+    if isinstance(exc, tg.InvalidToken):
+        return Forbidden(f"telegram {action}: the bot token was rejected (Unauthorized)", sent=sent)
+    if isinstance(exc, tg.ChatMigrated):
+        return NotFound(
+            f"telegram {action}: the group is now the supergroup {exc.new_chat_id}", sent=sent
+        )
+    if isinstance(exc, tg.Forbidden):
+        return Forbidden(text, sent=sent)
+    if isinstance(exc, tg.BadRequest):  # before NetworkError: BadRequest subclasses it
+        lowered = exc.message.lower()
+        if "chat not found" in lowered or "thread not found" in lowered:
+            return NotFound(text, sent=sent)
+        return BadRequest(text, sent=sent)
+    if isinstance(exc, tg.EndPointNotFound):
+        return BadRequest(text, sent=sent)
+    return Unavailable(text, sent=sent)  # NetworkError, TimedOut, Conflict, bad responses
