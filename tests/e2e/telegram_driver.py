@@ -1,0 +1,76 @@
+"""The Telegram side of an end-to-end conversation: the fake Bot API, pushed updates."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.e2e.stack import ADMIN, ALICE, BOB
+from tests.fakes.telegram_server import DEFAULT_TOKEN, FakeBotAPI
+
+GROUP = -100500
+
+
+class TelegramDriver:
+    platform = "telegram"
+    group_chat = str(GROUP)
+
+    def __init__(self, api: FakeBotAPI) -> None:
+        self.api = api
+
+    token = DEFAULT_TOKEN
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "enabled": True,
+            "base_url": self.api.base_url,
+            "allowed_users": [str(ALICE), str(BOB), str(ADMIN)],
+            "allowed_chats": [self.group_chat],
+        }
+
+    def dm_chat(self, user: int) -> str:
+        return str(user)
+
+    async def dm(self, user: int, text: str) -> Any:
+        return self.api.push_text(user, user, text)
+
+    async def group(self, user: int, text: str, *, mention: bool = False) -> Any:
+        if mention:
+            text = f"@{self.api.username} {text}"
+        return self.api.push_text(GROUP, user, text, chat_type="supergroup")
+
+    async def command(self, user: int, text: str, *, group: bool = False) -> Any:
+        if group:
+            name, _, rest = text.partition(" ")
+            text = f"{name}@{self.api.username} {rest}".strip()
+            return self.api.push_text(GROUP, user, text, chat_type="supergroup")
+        return self.api.push_text(user, user, text)
+
+    async def redeliver(self, handle: Any) -> None:
+        self.api.redeliver(handle)
+
+    def flood(self, chat: str, seconds: int) -> None:
+        self.api.flood(int(chat), retry_after=seconds)
+
+    def unavailable(self, chat: str, times: int) -> None:
+        self.api.fail("sendMessage", 502, "Bad Gateway", times=times, chat_id=int(chat))
+
+    async def replies(self, chat: str, n: int, *, within: float = 10) -> list[str]:
+        sent = await self.api.wait_sent(n, chat_id=int(chat), timeout=within)
+        return [s.text for s in sent]
+
+    def all_replies(self, chat: str) -> list[str]:
+        return [s.text for s in self.api.sent if s.chat_id == int(chat)]
+
+    def sent_at(self, chat: str) -> list[float]:
+        return [s.time for s in self.api.sent if s.chat_id == int(chat)]
+
+    def sent_count(self) -> int:
+        return len(self.api.sent)
+
+    def code_blocks(self, chat: str) -> list[tuple[int, int]]:
+        """Per message to ``chat``: (code blocks opened, code blocks closed) in what was sent."""
+        return [
+            (s.source.count("<pre"), s.source.count("</pre>"))
+            for s in self.api.sent
+            if s.chat_id == int(chat)
+        ]

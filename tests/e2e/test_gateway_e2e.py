@@ -1,0 +1,161 @@
+"""The issue's scenarios, over the wire, on every platform (see stack.py for the rig).
+
+Real python-telegram-bot / discord.py clients talk to the emulators on 127.0.0.1, the real
+openai SDK talks to the fake model server, state lives in real files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from tests.e2e.stack import ADMIN, ALICE, BOB, STRANGER, Driver, running, user_texts
+from tests.fakes.openai_server import FakeOpenAI
+
+QUIET_S = 0.4  # how long "nothing more arrives" is watched for
+
+
+async def test_dm_round_trip(home: Path, driver: Driver, openai: FakeOpenAI) -> None:
+    async with running(home, driver, openai):
+        await driver.dm(ALICE, "hello there")
+        assert await driver.replies(driver.dm_chat(ALICE), 1) == ["echo: hello there"]
+    system = openai.requests[0].body["messages"][0]
+    assert system["role"] == "system" and driver.platform.capitalize() in system["content"]
+
+
+async def test_groups_answer_only_when_addressed(
+    home: Path, driver: Driver, openai: FakeOpenAI
+) -> None:
+    async with running(home, driver, openai):
+        await driver.group(ALICE, "just chatting among ourselves")
+        await driver.group(ALICE, "what time is it", mention=True)
+        [reply] = await driver.replies(driver.group_chat, 1)
+        await asyncio.sleep(QUIET_S)
+    assert "what time is it" in reply
+    assert driver.sent_count() == 1
+    assert "just chatting" not in user_texts(openai)
+
+
+async def test_two_people_in_one_group_never_see_each_other(
+    home: Path, driver: Driver, openai: FakeOpenAI
+) -> None:
+    group = driver.group_chat
+    async with running(home, driver, openai) as stack:
+        await driver.group(ALICE, "remember: Alice drinks oolong tea", mention=True)
+        await driver.replies(group, 1)
+        await driver.group(BOB, "remember: Bob has a cat named Pixel", mention=True)
+        await driver.replies(group, 2)
+        for text in ("/memory", "/search Pixel", "/sessions"):
+            await driver.command(ALICE, text, group=True)
+        await driver.replies(group, 5)  # one lane: in order
+        for text in ("/memory", "/search oolong"):
+            await driver.command(BOB, text, group=True)
+        replies = await driver.replies(group, 7)
+        key = f"{driver.platform}:group:{group}"
+        alice_session = await stack.archive.latest_session(f"{key}:{ALICE}")
+        bob_session = await stack.archive.latest_session(f"{key}:{BOB}")
+    alice_memory, alice_search, alice_sessions, bob_memory, bob_search = replies[2:7]
+    assert "oolong" in alice_memory and "Pixel" not in alice_memory
+    assert "Pixel" in bob_memory and "oolong" not in bob_memory
+    assert "Pixel" not in alice_search and "oolong" not in bob_search
+    assert alice_session and bob_session and alice_session.id != bob_session.id
+    assert alice_session.id in alice_sessions and bob_session.id not in alice_sessions
+    bob_prompts = [r.body for r in openai.requests if "Pixel" in str(r.body)]
+    assert bob_prompts and all("oolong" not in str(body) for body in bob_prompts)
+
+
+async def test_admin_commands_and_refusals(home: Path, driver: Driver, openai: FakeOpenAI) -> None:
+    async with running(home, driver, openai):
+        await driver.dm(ALICE, "remember: Alice works night shifts")
+        await driver.replies(driver.dm_chat(ALICE), 1)
+        await driver.command(BOB, f"/admin memory {driver.platform}:{ALICE}")
+        await driver.command(ADMIN, f"/admin memory {driver.platform}:{ALICE}")
+        await driver.command(ADMIN, "/admin stats")
+        [refusal] = await driver.replies(driver.dm_chat(BOB), 1)
+        memory, stats = await driver.replies(driver.dm_chat(ADMIN), 2)
+    assert "for the admins" in refusal and "night shifts" not in refusal
+    assert "night shifts" in memory
+    assert "Turns today (UTC): 1" in stats
+
+
+async def test_pairing_admits_a_stranger(home: Path, driver: Driver, openai: FakeOpenAI) -> None:
+    stranger = driver.dm_chat(STRANGER)
+    async with running(home, driver, openai):
+        await driver.dm(STRANGER, "hi, who are you?")
+        [offer] = await driver.replies(stranger, 1)
+        code = offer.split("\n\n")[1].strip()
+        assert not openai.requests  # a stranger never reaches the model
+        await driver.command(ADMIN, f"/pair approve {code}")
+        [approved] = await driver.replies(driver.dm_chat(ADMIN), 1)
+        assert f"{driver.platform}:{STRANGER}" in approved
+        await driver.replies(stranger, 2)  # "you're approved"
+        await driver.dm(STRANGER, "thanks")
+        replies = await driver.replies(stranger, 3)
+    assert replies[2] == "echo: thanks"
+
+
+async def test_long_replies_are_chunked_with_fences_intact(
+    home: Path, driver: Driver, openai: FakeOpenAI
+) -> None:
+    chat = driver.dm_chat(ALICE)
+    async with running(home, driver, openai):
+        await driver.dm(ALICE, "long: 9000")
+        await driver.replies(chat, 2)
+        await asyncio.sleep(QUIET_S)
+    blocks = driver.code_blocks(chat)
+    assert len(blocks) >= 2
+    assert all(opened == closed for opened, closed in blocks)  # every chunk closes its block
+    assert sum(opened for opened, _ in blocks) >= 2  # the block was reopened after a cut
+
+
+async def test_flood_control_delays_only_that_chat(
+    home: Path, driver: Driver, openai: FakeOpenAI
+) -> None:
+    async with running(home, driver, openai):
+        driver.flood(driver.dm_chat(ALICE), 1)
+        start = asyncio.get_running_loop().time()
+        await driver.dm(ALICE, "first")
+        await driver.dm(BOB, "second")
+        await driver.replies(driver.dm_chat(ALICE), 1)
+        await driver.replies(driver.dm_chat(BOB), 1)
+    alice = driver.sent_at(driver.dm_chat(ALICE))[0] - start
+    bob = driver.sent_at(driver.dm_chat(BOB))[0] - start
+    assert alice >= 0.95  # waited out retry_after
+    assert bob < alice - 0.5  # while Bob's chat was not held up
+
+
+async def test_a_redelivered_update_is_answered_once(
+    home: Path, driver: Driver, openai: FakeOpenAI
+) -> None:
+    chat = driver.dm_chat(ALICE)
+    async with running(home, driver, openai):
+        handle = await driver.dm(ALICE, "only once please")
+        await driver.replies(chat, 1)
+        await driver.redeliver(handle)
+        await driver.dm(ALICE, "and this")
+        replies = await driver.replies(chat, 2)
+        await asyncio.sleep(QUIET_S)
+    assert replies == ["echo: only once please", "echo: and this"]
+    assert driver.sent_count() == 2
+
+
+async def test_a_restart_delivers_an_undelivered_reply_once(
+    home: Path, driver: Driver, openai: FakeOpenAI
+) -> None:
+    chat = driver.dm_chat(ALICE)
+    driver.unavailable(chat, times=6)  # the reply's attempts and the final flush all fail
+    async with running(home, driver, openai) as first:
+        await driver.dm(ALICE, "are you there?")
+        for _ in range(100):
+            if (await first.gateway.ledger.counts()).get(
+                "pending"
+            ) and not first.gateway.router.lanes:
+                break
+            await asyncio.sleep(0.05)
+    assert driver.sent_count() == 0
+    async with running(home, driver, openai):
+        assert await driver.replies(chat, 1) == ["echo: are you there?"]
+    async with running(home, driver, openai):
+        await asyncio.sleep(QUIET_S)
+    assert driver.sent_count() == 1
+    assert len(openai.requests) == 1  # the turn itself never ran again
