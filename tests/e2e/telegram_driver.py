@@ -67,6 +67,16 @@ class TelegramDriver:
     def sent_count(self) -> int:
         return len(self.api.sent)
 
+    def registered_commands(self) -> list[str]:
+        return [c["command"] for commands in self.api.commands.values() for c in commands]
+
+    def typing_shown(self, chat: str) -> int:
+        return sum(
+            1
+            for c in self.api.calls_of("sendChatAction")
+            if str(c.params.get("chat_id")) == chat and c.params.get("action") == "typing"
+        )
+
     def code_blocks(self, chat: str) -> list[tuple[int, int]]:
         """Per message to ``chat``: (code blocks opened, code blocks closed) in what was sent."""
         return [

@@ -19,6 +19,13 @@ async def test_dm_round_trip(home: Path, driver: Driver, openai: FakeOpenAI) -> 
     async with running(home, driver, openai):
         await driver.dm(ALICE, "hello there")
         assert await driver.replies(driver.dm_chat(ALICE), 1) == ["echo: hello there"]
+        await driver.dm(ALICE, "slow: 0.3")
+        assert await driver.replies(driver.dm_chat(ALICE), 2) == [
+            "echo: hello there",
+            "slow answer",
+        ]
+    assert driver.typing_shown(driver.dm_chat(ALICE)) >= 1
+    assert {"help", "memory", "new", "status", "admin"} <= set(driver.registered_commands())
     system = openai.requests[0].body["messages"][0]
     assert system["role"] == "system" and driver.platform.capitalize() in system["content"]
 
