@@ -1,0 +1,494 @@
+"""The Discord adapter: discord.py 2.x behind the gateway's ``Adapter`` protocol.
+
+Lifecycle. ``start(sink)`` logs in (``GET /users/@me``, ``GET /oauth2/applications/@me``),
+runs ``Client.connect(reconnect=True)`` in a named task and returns once READY (bounded by
+``ready_timeout``). A bad token raises ``Forbidden`` whose message never contains the token.
+``stop()`` is idempotent: it closes the client (gateway socket, aiohttp session), awaits the
+connect task and the handlers still delivering to ``sink``.
+
+Endpoints. discord.py has no per-client base URL: ``api_base`` and ``gateway_url`` are
+written to the process-global class attributes ``discord.http.Route.BASE`` (read whenever a
+request is built) and ``discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY`` in ``start`` and
+restored in ``stop``. So every discord.py client in the process shares them: one Discord
+endpoint per process (tests point them at the loopback fake).
+
+Reconnects are discord.py's own: a socket closed by Discord or by the network resumes the
+session at once (``ReconnectWebSocket`` -> RESUME to ``resume_gateway_url``); other failures
+(``OSError``, ``aiohttp.ClientError``, 5xx, a timed-out connect) sleep
+``ExponentialBackoff().delay()``, a uniformly jittered delay in [0, 2^n] s, n growing to 10,
+then RESUME; an invalidated session IDENTIFYs again (after discord.py's fixed 5 s pause
+before any non-initial IDENTIFY). Only fatal closes (4004 bad token,
+4014 privileged intent not enabled, ...) end the connect task; ``connected`` then stays False.
+
+Inbound. Every MESSAGE_CREATE goes through ``normalize`` to ``sink``. Slash commands are a
+``CommandTree`` mirroring ``set_commands``: each takes one optional string option ``args``.
+The interaction is deferred at once (Discord's 3-second rule; ephemeral in guilds, so command
+output is private to whoever asked), remembered, and handed to ``sink`` as
+``InboundMessage(is_command=True, text="/name args", message_id=<interaction id>)``.
+
+Outbound. ``send`` renders (2,000 characters, fences intact), skips ``skip_chunks``, and
+sends with ``AllowedMentions.none()`` (nothing in a reply can ping). A reply to a deferred
+interaction fills the deferred response with the first chunk and sends the rest as followups
+(ephemeral in guilds). Interaction tokens live 15 minutes: past ``interaction_ttl``, when
+Discord says the token is gone, or when the defer itself failed, the rest goes as normal
+messages: to the channel for a DM command, to the asker's DM for a guild command (its output
+was meant to be private, so it never falls back to the public channel). Other replies go
+to ``thread_id or chat_id`` (cached channel, else a ``PartialMessageable``, e.g. a DM after a
+restart), the first chunk as a reply (``fail_if_not_exists=False``).
+
+Rate limits. discord.py buckets routes by their major parameter (the channel id) and on a
+429 sleeps ``retry_after`` and retries inside that bucket only, so flood control on one
+channel delays that channel alone. Waits longer than ``max_ratelimit_timeout`` (discord.py's
+minimum is 30 s) raise ``discord.RateLimited`` instead, translated to ``RateLimited`` for the
+gateway to retry later. Note discord.py also retries 500/502/504/524 itself (sleeping 1, 3, 5,
+7, 9 s), so one request may take 25 s: ``request_timeout`` bounds each one.
+
+Errors, always with ``sent`` (ids already delivered): RateLimited / 429 -> ``RateLimited``;
+403 -> ``Forbidden``; 404 -> ``NotFound``; 5xx, aiohttp and timeouts -> ``Unavailable``;
+other HTTP errors -> ``BadRequest``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import aiohttp
+import discord
+import yarl
+from discord import app_commands
+
+from adapters.base import (
+    BadRequest,
+    BotCommand,
+    Forbidden,
+    NotFound,
+    PlatformError,
+    RateLimited,
+    Sink,
+    Unavailable,
+)
+from adapters.discord.normalize import normalize, normalize_interaction
+from adapters.discord.render import render
+from adapters.messages import InboundMessage, OutboundMessage
+
+__all__ = ["DiscordAdapter"]
+
+log = logging.getLogger(__name__)
+
+_NO_PINGS = discord.AllowedMentions.none()
+_TOKEN_GONE = (10015, 50027)  # Unknown Webhook, Invalid Webhook Token
+_MAX_PENDING = 1000
+
+
+@dataclass
+class _Pending:
+    """A deferred interaction waiting for its answer."""
+
+    interaction: discord.Interaction[Any]
+    created: float  # time.monotonic()
+    ephemeral: bool
+    deferred: bool  # False: the defer failed, so the token cannot answer
+    original_used: bool = False
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+def _snowflake(value: str | None) -> int | None:
+    return int(value) if value is not None and value.isdigit() else None
+
+
+def _retry_after(exc: discord.HTTPException) -> float:
+    headers = getattr(exc.response, "headers", None) or {}
+    for name in ("Retry-After", "X-RateLimit-Reset-After"):
+        with contextlib.suppress(KeyError, TypeError, ValueError):
+            return float(headers[name])
+    return 5.0
+
+
+def _translate(exc: BaseException, sent: Sequence[str]) -> PlatformError | None:
+    """The gateway's error for a library error; None for anything else (a bug: re-raise)."""
+    if isinstance(exc, discord.RateLimited):
+        return RateLimited("Discord rate limit", exc.retry_after, sent=sent)
+    if isinstance(exc, discord.HTTPException):
+        detail = f"Discord {exc.status} (code {exc.code}): {exc.text}"
+        if exc.status == 429:
+            return RateLimited(detail, _retry_after(exc), sent=sent)
+        if exc.status in (401, 403):
+            return Forbidden(detail, sent=sent)
+        if exc.status == 404:
+            return NotFound(detail, sent=sent)
+        if exc.status >= 500:
+            return Unavailable(detail, sent=sent)
+        return BadRequest(detail, sent=sent)
+    if isinstance(exc, (aiohttp.ClientError, TimeoutError, OSError, discord.ConnectionClosed)):
+        return Unavailable(f"Discord unreachable: {type(exc).__name__}", sent=sent)
+    return None
+
+
+class _Client(discord.Client):
+    def __init__(self, adapter: DiscordAdapter, **options: Any) -> None:
+        super().__init__(**options)
+        self.adapter = adapter
+
+    async def on_message(self, message: discord.Message) -> None:
+        await self.adapter._on_message(message)
+
+
+class _Tree(app_commands.CommandTree[_Client]):
+    async def on_error(
+        self, interaction: discord.Interaction[_Client], error: app_commands.AppCommandError
+    ) -> None:
+        """A command Discord still lists but we no longer hold (a restart before
+        ``set_commands``) is answered like a known one; other errors are logged."""
+        data: Any = interaction.data or {}
+        if isinstance(error, app_commands.CommandNotFound) and "name" in data:
+            options = {o.get("name"): o.get("value") for o in data.get("options", [])}
+            args = options.get("args")
+            await self.client.adapter._on_command(
+                interaction, str(data["name"]), args if isinstance(args, str) else None
+            )
+            return
+        await super().on_error(interaction, error)
+
+
+class DiscordAdapter:
+    """``Adapter`` for Discord; see the module docstring for the behaviour."""
+
+    platform = "discord"
+
+    def __init__(
+        self,
+        token: str,
+        *,
+        api_base: str | None = None,
+        gateway_url: str | None = None,
+        ready_timeout: float = 30.0,
+        guild_ready_timeout: float = 2.0,
+        request_timeout: float = 60.0,
+        max_ratelimit_timeout: float = 30.0,
+        interaction_ttl: float = 14.5 * 60,
+        shutdown_timeout: float = 10.0,
+    ) -> None:
+        self._token = token
+        self._api_base = api_base
+        self._gateway_url = gateway_url
+        self._ready_timeout = ready_timeout
+        self._guild_ready_timeout = guild_ready_timeout  # discord.py waits this after the
+        # last GUILD_CREATE before READY fires
+        self._request_timeout = request_timeout
+        self._max_ratelimit_timeout = max_ratelimit_timeout
+        self._interaction_ttl = interaction_ttl
+        self._shutdown_timeout = shutdown_timeout
+        self._client: _Client | None = None
+        self._tree: _Tree | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._failure: BaseException | None = None
+        self._sink: Sink | None = None
+        self._handlers: set[asyncio.Task[Any]] = set()
+        self._pending: dict[int, _Pending] = {}
+        self._command_names: frozenset[str] | None = None
+        self._saved_hooks: tuple[str, yarl.URL] | None = None
+
+    def __repr__(self) -> str:  # never show the token
+        return f"<DiscordAdapter connected={self.connected}>"
+
+    # -- lifecycle ------------------------------------------------------------------------
+
+    @property
+    def connected(self) -> bool:
+        client = self._client
+        if client is None or client.is_closed() or not client.is_ready():
+            return False
+        return client.ws is not None and client.ws.open
+
+    async def start(self, sink: Sink) -> None:
+        if self._client is not None:
+            raise RuntimeError("DiscordAdapter is already started")
+        self._install_hooks()
+        intents = discord.Intents.default()
+        intents.message_content = True  # privileged: enable it in the developer portal
+        intents.dm_messages = intents.guild_messages = True
+        client = _Client(
+            self,
+            intents=intents,
+            guild_ready_timeout=self._guild_ready_timeout,
+            chunk_guilds_at_startup=False,
+            max_ratelimit_timeout=self._max_ratelimit_timeout,
+        )
+        self._client, self._tree, self._sink = client, _Tree(client), sink
+        self._failure = None
+        try:
+            async with asyncio.timeout(self._ready_timeout):
+                await client.login(self._token)
+                self._task = asyncio.create_task(self._run(client), name="discord-gateway")
+                await self._until_ready(client, self._task)
+        except BaseException as exc:
+            await self.stop()
+            error = self._start_error(exc)
+            if error is exc:
+                raise
+            raise error from None  # the cause chain may hold request details: keep it out
+        log.info("discord: connected as %s (%s)", client.user, client.application_id)
+
+    def _start_error(self, exc: BaseException) -> BaseException:
+        if isinstance(exc, discord.LoginFailure) or (
+            isinstance(exc, discord.ConnectionClosed) and exc.code == 4004
+        ):
+            return Forbidden("Discord rejected the bot token (401 Unauthorized); check it")
+        if isinstance(exc, discord.PrivilegedIntentsRequired):
+            return Forbidden(
+                "Discord refused the Message Content intent: enable it for the bot in the "
+                "Developer Portal (Bot -> Privileged Gateway Intents)"
+            )
+        if isinstance(exc, TimeoutError):
+            return Unavailable(f"Discord did not become ready within {self._ready_timeout:g}s")
+        translated = _translate(exc, ())
+        if translated is not None:
+            return Unavailable(f"could not connect to Discord: {translated}")
+        return exc
+
+    async def _until_ready(self, client: _Client, task: asyncio.Task[None]) -> None:
+        ready = asyncio.create_task(client.wait_until_ready(), name="discord-ready")
+        try:
+            await asyncio.wait({ready, task}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            ready.cancel()
+        if not client.is_ready():
+            raise self._failure or Unavailable("the Discord gateway closed before READY")
+
+    async def _run(self, client: _Client) -> None:
+        try:
+            await client.connect(reconnect=True)
+        except Exception as exc:  # fatal: bad token, disallowed intents, ...
+            self._failure = exc
+            if client.is_ready():
+                log.error("discord: gateway connection ended: %s", type(exc).__name__)
+
+    async def stop(self) -> None:
+        client, self._client = self._client, None
+        self._sink = None
+        if client is not None:
+            with contextlib.suppress(Exception):
+                await client.close()
+        task, self._task = self._task, None
+        if task is not None:
+            try:
+                await asyncio.wait_for(task, self._shutdown_timeout)
+            except TimeoutError:
+                log.warning("discord: the gateway task did not stop in time")
+        handlers = self._handlers - {asyncio.current_task()}  # stop() called from a sink
+        if handlers:
+            _, late = await asyncio.wait(handlers, timeout=self._shutdown_timeout)
+            for handler in late:
+                handler.cancel()
+            if late:
+                await asyncio.wait(late, timeout=1.0)
+        self._pending.clear()
+        self._tree = None
+        self._restore_hooks()
+
+    def _install_hooks(self) -> None:
+        if self._api_base is None and self._gateway_url is None:
+            return
+        gateway = discord.gateway.DiscordWebSocket
+        self._saved_hooks = (discord.http.Route.BASE, gateway.DEFAULT_GATEWAY)
+        if self._api_base is not None:
+            discord.http.Route.BASE = self._api_base.rstrip("/")
+        if self._gateway_url is not None:
+            gateway.DEFAULT_GATEWAY = yarl.URL(self._gateway_url)
+
+    def _restore_hooks(self) -> None:
+        saved, self._saved_hooks = self._saved_hooks, None
+        if saved is None:
+            return
+        gateway = discord.gateway.DiscordWebSocket
+        if self._api_base is not None and self._api_base.rstrip("/") == discord.http.Route.BASE:
+            discord.http.Route.BASE = saved[0]
+        if self._gateway_url is not None and yarl.URL(self._gateway_url) == gateway.DEFAULT_GATEWAY:
+            gateway.DEFAULT_GATEWAY = saved[1]
+
+    def _running(self) -> _Client:
+        client = self._client
+        if client is None or client.is_closed():
+            raise Unavailable("the Discord adapter is not running")
+        return client
+
+    # -- inbound --------------------------------------------------------------------------
+
+    async def _deliver(self, message: InboundMessage) -> None:
+        sink = self._sink
+        if sink is None:
+            return
+        task = asyncio.current_task()
+        if task is not None:
+            self._handlers.add(task)
+        try:
+            await sink(message)
+        except Exception:
+            log.exception("discord: the sink failed on %s", message.dedup_key)
+        finally:
+            if task is not None:
+                self._handlers.discard(task)
+
+    async def _on_message(self, message: discord.Message) -> None:
+        client = self._client
+        if client is None or client.user is None:
+            return
+        inbound = normalize(message, bot_id=client.user.id, command_names=self._command_names)
+        if inbound is not None:
+            await self._deliver(inbound)
+
+    async def _on_command(
+        self, interaction: discord.Interaction[Any], name: str, args: str | None
+    ) -> None:
+        ephemeral = interaction.guild_id is not None
+        deferred = False
+        try:
+            async with asyncio.timeout(self._request_timeout):
+                await interaction.response.defer(ephemeral=ephemeral, thinking=True)
+            deferred = True
+        except (discord.DiscordException, aiohttp.ClientError, TimeoutError, OSError) as exc:
+            log.warning("discord: could not defer /%s: %s", name, _translate(exc, ()) or exc)
+        # remembered even when the defer failed: the answer then takes the fallback route,
+        # which keeps guild command output out of the public channel
+        self._remember(_Pending(interaction, time.monotonic(), ephemeral, deferred))
+        inbound = normalize_interaction(interaction, name=name, args=args)
+        if inbound is not None:
+            await self._deliver(inbound)
+
+    def _remember(self, pending: _Pending) -> None:
+        now = time.monotonic()
+        for key in [k for k, p in self._pending.items() if now - p.created > self._interaction_ttl]:
+            del self._pending[key]
+        while len(self._pending) >= _MAX_PENDING:
+            del self._pending[next(iter(self._pending))]
+        self._pending[pending.interaction.id] = pending
+
+    def _make_command(self, name: str, description: str) -> app_commands.Command[Any, ..., Any]:
+        async def invoke(interaction: discord.Interaction[Any], args: str | None = None) -> None:
+            await self._on_command(interaction, name, args)
+
+        described = app_commands.describe(args="Arguments, e.g. notes")(invoke)
+        return app_commands.Command(
+            name=name, description=(description.strip() or name)[:100], callback=described
+        )
+
+    async def set_commands(self, commands: Sequence[BotCommand]) -> None:
+        """Mirror the gateway's commands as slash commands and sync them (PUT, global)."""
+        self._running()
+        tree = self._tree
+        assert tree is not None
+        tree.clear_commands(guild=None)
+        for name, description in commands:
+            tree.add_command(self._make_command(name, description))
+        self._command_names = frozenset(name for name, _ in commands)
+        try:
+            async with asyncio.timeout(self._request_timeout):
+                await tree.sync()
+        except Exception as exc:
+            raise (_translate(exc, ()) or exc) from exc
+
+    # -- outbound -------------------------------------------------------------------------
+
+    async def typing(self, chat_id: str, thread_id: str | None = None) -> None:
+        client = self._running()
+        target = _snowflake(thread_id or chat_id)
+        if target is None:
+            raise NotFound(f"not a Discord channel id: {thread_id or chat_id!r}")
+        try:
+            async with asyncio.timeout(self._request_timeout):
+                await client.get_partial_messageable(target).typing()
+        except Exception as exc:
+            raise (_translate(exc, ()) or exc) from exc
+
+    async def send(self, message: OutboundMessage) -> list[str]:
+        client = self._running()
+        chunks = render(message)[message.skip_chunks :]
+        if not chunks:
+            return []
+        reply_id = _snowflake(message.reply_to_message_id)
+        pending = self._pending.get(reply_id) if reply_id is not None else None
+        if pending is not None:
+            return await self._answer(client, pending, chunks, message)
+        target = _snowflake(message.thread_id or message.chat_id)
+        if target is None:
+            raise NotFound(f"not a Discord channel id: {message.thread_id or message.chat_id!r}")
+        reply = message.reply_to_message_id if message.skip_chunks == 0 else None
+        return await self._post(client, target, chunks, reply, [])
+
+    async def _post(
+        self, client: _Client, target: int, chunks: Sequence[str], reply: str | None,
+        sent: list[str],
+    ) -> list[str]:  # fmt: skip
+        channel: Any = client.get_channel(target)
+        if not isinstance(channel, discord.abc.Messageable):
+            channel = client.get_partial_messageable(target)
+        for index, chunk in enumerate(chunks):
+            reference = None
+            if index == 0 and reply is not None and reply.isdigit():
+                reference = discord.MessageReference(
+                    message_id=int(reply), channel_id=target, fail_if_not_exists=False
+                )
+            try:
+                async with asyncio.timeout(self._request_timeout):
+                    posted = await channel.send(
+                        chunk, reference=reference, allowed_mentions=_NO_PINGS
+                    )
+            except Exception as exc:
+                raise (_translate(exc, sent) or exc) from exc
+            sent.append(str(posted.id))
+        return sent
+
+    async def _answer(
+        self, client: _Client, pending: _Pending, chunks: Sequence[str], message: OutboundMessage
+    ) -> list[str]:
+        sent: list[str] = []
+        interaction = pending.interaction
+        async with pending.lock:
+            for index, chunk in enumerate(chunks):
+                expired = time.monotonic() - pending.created > self._interaction_ttl
+                if expired or not pending.deferred:
+                    return await self._fallback(client, pending, chunks[index:], message, sent)
+                try:
+                    async with asyncio.timeout(self._request_timeout):
+                        if not pending.original_used:
+                            posted: discord.Message = await interaction.edit_original_response(
+                                content=chunk, allowed_mentions=_NO_PINGS
+                            )
+                            pending.original_used = True
+                        else:
+                            posted = await interaction.followup.send(
+                                chunk,
+                                ephemeral=pending.ephemeral,
+                                allowed_mentions=_NO_PINGS,
+                                wait=True,
+                            )
+                except discord.HTTPException as exc:
+                    if exc.code in _TOKEN_GONE:
+                        return await self._fallback(client, pending, chunks[index:], message, sent)
+                    raise (_translate(exc, sent) or exc) from exc
+                except Exception as exc:
+                    raise (_translate(exc, sent) or exc) from exc
+                sent.append(str(posted.id))
+        return sent
+
+    async def _fallback(
+        self, client: _Client, pending: _Pending, chunks: Sequence[str],
+        message: OutboundMessage, sent: list[str],
+    ) -> list[str]:  # fmt: skip
+        """The interaction cannot answer (token expired or gone, or never deferred): a DM
+        interaction continues in its channel, a guild one (private output) in the asker's DM."""
+        self._pending.pop(pending.interaction.id, None)
+        if not pending.ephemeral:
+            return await self._post(client, int(message.chat_id), chunks, None, sent)
+        try:
+            async with asyncio.timeout(self._request_timeout):
+                dm = await pending.interaction.user.create_dm()
+        except Exception as exc:
+            raise (_translate(exc, sent) or exc) from exc
+        return await self._post(client, dm.id, chunks, None, sent)
