@@ -54,7 +54,12 @@ def _telegram(section: TelegramConfig, token: str, env: Mapping[str, str]) -> Ad
 def _discord(section: DiscordConfig, token: str, env: Mapping[str, str]) -> Adapter:
     from adapters.discord import DiscordAdapter  # noqa: PLC0415 - only when enabled
 
-    return DiscordAdapter(token, api_base=section.api_base, gateway_url=section.gateway_url)
+    return DiscordAdapter(
+        token,
+        api_base=section.api_base,
+        gateway_url=section.gateway_url,
+        guild_ready_timeout=section.ready_wait_s,
+    )
 
 
 PLATFORMS: dict[str, Callable[[Any, str, Mapping[str, str]], Adapter]] = {

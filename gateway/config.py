@@ -145,6 +145,8 @@ class DiscordConfig(_Platform):
     """REST base of a Discord-compatible server, e.g. http://127.0.0.1:3000/api/v10."""
     gateway_url: str | None = None
     """Gateway WebSocket URL of that server."""
+    ready_wait_s: float = Field(default=2.0, ge=0, le=60)
+    """After connecting, how long to wait for guild data before answering (discord.py)."""
 
 
 class PlatformsConfig(_Section):

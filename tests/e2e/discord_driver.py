@@ -1,0 +1,86 @@
+"""The Discord side of an end-to-end conversation: the fake REST + gateway, pushed events.
+
+People are Discord users whose ids are the scenario's small numbers (``ALICE`` = 1 ...), so
+``discord:1`` names Alice in config and commands. Commands arrive as application-command
+interactions (``/memory args:notes``), their answers as the interaction's response."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tests.e2e.stack import ADMIN, ALICE, BOB, STRANGER
+from tests.fakes.discord_server import FakeDiscord, FakeUser
+
+
+class DiscordDriver:
+    platform = "discord"
+
+    def __init__(self, dc: FakeDiscord) -> None:
+        self.dc = dc
+        self.token = dc.token
+        guild = dc.add_guild("home")
+        self.channel = dc.add_channel(guild, "general")
+        self.group_chat = str(self.channel)
+        self.users: dict[int, FakeUser] = {}
+        self.dms: dict[int, int] = {}
+        for uid, name in ((ALICE, "alice"), (BOB, "bob"), (ADMIN, "admin"), (STRANGER, "x")):
+            user = dc.add_user(name, id=uid, global_name=name.capitalize())
+            self.users[uid] = user
+            self.dms[uid] = dc.add_dm(user)
+
+    def config(self) -> dict[str, Any]:
+        return {
+            "enabled": True,
+            "api_base": self.dc.api_base,
+            "gateway_url": self.dc.gateway_url,
+            "ready_wait_s": 0.05,
+            "allowed_users": [str(ALICE), str(BOB), str(ADMIN)],
+            "allowed_chats": [self.group_chat],
+        }
+
+    def dm_chat(self, user: int) -> str:
+        return str(self.dms[user])
+
+    async def dm(self, user: int, text: str) -> Any:
+        return await self.dc.push_message(self.dms[user], self.users[user], text)
+
+    async def group(self, user: int, text: str, *, mention: bool = False) -> Any:
+        if mention:
+            text = f"<@{self.dc.bot.id}> {text}"
+        return await self.dc.push_message(self.channel, self.users[user], text)
+
+    async def command(self, user: int, text: str, *, group: bool = False) -> Any:
+        name, _, rest = text.removeprefix("/").partition(" ")
+        channel = self.channel if group else self.dms[user]
+        options = {"args": rest} if rest else None
+        return await self.dc.push_interaction(name, options, self.users[user], channel)
+
+    async def redeliver(self, handle: Any) -> None:
+        await self.dc.redeliver(handle)
+
+    def flood(self, chat: str, seconds: int) -> None:
+        self.dc.flood(int(chat), seconds)
+
+    def unavailable(self, chat: str, times: int) -> None:
+        self.dc.fail_next(503, times=times, method="POST", path=rf"/channels/{chat}/messages")
+
+    async def replies(self, chat: str, n: int, *, within: float = 10) -> list[str]:
+        sent = await self.dc.wait_sent(n, channel_id=int(chat), timeout=within)
+        return [s.content for s in sent]
+
+    def sent_at(self, chat: str) -> list[float]:
+        return [s.time for s in self.dc.sent if s.channel_id == int(chat)]
+
+    def sent_count(self) -> int:
+        return len(self.dc.sent)
+
+    def code_blocks(self, chat: str) -> list[tuple[int, int]]:
+        counts = [s.content.count("```") for s in self.dc.sent if s.channel_id == int(chat)]
+        return [(n - n // 2, n // 2) for n in counts]
+
+    def registered_commands(self) -> list[str]:
+        guild = [c for commands in self.dc.guild_commands.values() for c in commands]
+        return [str(c["name"]) for c in [*self.dc.commands, *guild]]
+
+    def typing_shown(self, chat: str) -> int:
+        return sum(1 for channel, _ in self.dc.typing if channel == int(chat))
