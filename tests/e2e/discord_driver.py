@@ -21,6 +21,8 @@ class DiscordDriver:
         guild = dc.add_guild("home")
         self.channel = dc.add_channel(guild, "general")
         self.group_chat = str(self.channel)
+        self.thread_channel = dc.add_thread(self.channel, "planning")
+        self.thread_key = f"{self.channel}:{self.thread_channel}"
         self.users: dict[int, FakeUser] = {}
         self.dms: dict[int, int] = {}
         for uid, name in ((ALICE, "alice"), (BOB, "bob"), (ADMIN, "admin"), (STRANGER, "x")):
@@ -48,6 +50,15 @@ class DiscordDriver:
         if mention:
             text = f"<@{self.dc.bot.id}> {text}"
         return await self.dc.push_message(self.channel, self.users[user], text)
+
+    async def thread(self, user: int, text: str) -> Any:
+        """A message in a thread of the channel, mentioning the bot."""
+        text = f"<@{self.dc.bot.id}> {text}"
+        return await self.dc.push_message(self.thread_channel, self.users[user], text)
+
+    async def thread_replies(self, n: int, *, within: float = 10) -> list[str]:
+        sent = await self.dc.wait_sent(n, channel_id=self.thread_channel, timeout=within)
+        return [s.content for s in sent]
 
     async def command(self, user: int, text: str, *, group: bool = False) -> Any:
         name, _, rest = text.removeprefix("/").partition(" ")

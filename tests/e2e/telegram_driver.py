@@ -8,6 +8,7 @@ from tests.e2e.stack import ADMIN, ALICE, BOB
 from tests.fakes.telegram_server import DEFAULT_TOKEN, FakeBotAPI
 
 GROUP = -100500
+TOPIC = 7
 
 
 class TelegramDriver:
@@ -37,6 +38,23 @@ class TelegramDriver:
         if mention:
             text = f"@{self.api.username} {text}"
         return self.api.push_text(GROUP, user, text, chat_type="supergroup")
+
+    thread_key = f"{GROUP}:{TOPIC}"
+
+    async def thread(self, user: int, text: str) -> Any:
+        """A message in a forum topic of the group, mentioning the bot."""
+        text = f"@{self.api.username} {text}"
+        return self.api.push_text(GROUP, user, text, chat_type="supergroup", thread_id=TOPIC)
+
+    async def thread_replies(self, n: int, *, within: float = 10) -> list[str]:
+        """The first ``n`` messages sent into the topic (waiting for them)."""
+        count = n
+        while True:  # each wait is bounded; the group's other messages are skipped
+            sent = await self.api.wait_sent(count, chat_id=GROUP, timeout=within)
+            topic = [s.text for s in sent if s.thread_id == TOPIC]
+            if len(topic) >= n:
+                return topic[:n]
+            count += n - len(topic)
 
     async def command(self, user: int, text: str, *, group: bool = False) -> Any:
         if group:

@@ -71,6 +71,25 @@ async def test_two_people_in_one_group_never_see_each_other(
     assert bob_prompts and all("oolong" not in str(body) for body in bob_prompts)
 
 
+async def test_threads_and_topics_are_sessions_of_their_own(
+    home: Path, driver: Driver, openai: FakeOpenAI
+) -> None:
+    async with running(home, driver, openai) as stack:
+        await driver.group(ALICE, "in the channel", mention=True)
+        await driver.replies(driver.group_chat, 1)
+        await driver.thread(ALICE, "in the thread")
+        assert await driver.thread_replies(1) == ["echo: in the thread"]
+        channel = await stack.archive.latest_session(
+            f"{driver.platform}:group:{driver.group_chat}:{ALICE}"
+        )
+        thread = await stack.archive.latest_session(
+            f"{driver.platform}:thread:{driver.thread_key}:{ALICE}"
+        )
+    assert channel and thread and channel.id != thread.id
+    last = openai.requests[-1].body["messages"]
+    assert "in the channel" not in str(last)  # the thread's history is its own
+
+
 async def test_admin_commands_and_refusals(home: Path, driver: Driver, openai: FakeOpenAI) -> None:
     async with running(home, driver, openai):
         await driver.dm(ALICE, "remember: Alice works night shifts")
@@ -144,6 +163,23 @@ async def test_a_redelivered_update_is_answered_once(
         await asyncio.sleep(QUIET_S)
     assert replies == ["echo: only once please", "echo: and this"]
     assert driver.sent_count() == 2
+
+
+async def test_a_restart_in_the_middle_of_a_turn_is_noticed(
+    home: Path, driver: Driver, openai: FakeOpenAI
+) -> None:
+    chat = driver.dm_chat(ALICE)
+    async with running(home, driver, openai, drain_timeout_s=0.2):
+        await driver.dm(ALICE, "slow: 30")
+        for _ in range(100):
+            if openai.requests:
+                break
+            await asyncio.sleep(0.05)
+    # the drain gave up on the turn: nothing was sent, and the next start says so
+    assert driver.sent_count() == 0
+    async with running(home, driver, openai):
+        [notice] = await driver.replies(chat, 1)
+    assert "restarted" in notice and "send it again" in notice
 
 
 async def test_a_restart_delivers_an_undelivered_reply_once(
