@@ -224,7 +224,9 @@ class Gateway:
             f" your pairing code:\n\n{code}\n\n(it is valid for one hour)"
         )
         log.info("pairing code offered to %s", message.sender.qualified)
-        await self._reply(message, key, text, answers=(message.dedup_key,), markdown=False)
+        await self._reply(
+            message, key, text, answers=(message.dedup_key,), markdown=False, reply=True
+        )
 
     async def _paired(self, who: str) -> None:
         platform = who.split(":", 1)[0]
