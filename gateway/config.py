@@ -34,6 +34,7 @@ __all__ = [
     "Paths",
     "PlatformsConfig",
     "ReviewConfig",
+    "SkillsConfig",
     "TelegramConfig",
     "load_config",
     "resolve_paths",
@@ -167,6 +168,14 @@ class GatewayConfig(_Section):
     """Live sessions idle this long leave memory (they resume from the archive)."""
 
 
+class SkillsConfig(_Section):
+    enabled: bool = True
+    """Offer the skills index and the skill tools to the agent."""
+    write_approval: Literal["non_admin", "always", "never"] = "non_admin"
+    """Which skill writes wait for an admin (/skills approve ID): those from non-admins'
+    conversations and reviews (non_admin), all of them (always), or none (never)."""
+
+
 class Config(_Section):
     memory: MemoryConfig = MemoryConfig()
     model: ModelConfig = ModelConfig()
@@ -174,6 +183,7 @@ class Config(_Section):
     compression: CompressionConfig = CompressionConfig()
     platforms: PlatformsConfig = PlatformsConfig()
     gateway: GatewayConfig = GatewayConfig()
+    skills: SkillsConfig = SkillsConfig()
 
 
 class ConfigError(Exception):
@@ -193,6 +203,11 @@ class Paths:
     @property
     def memories(self) -> Path:
         return self.home / "memories"
+
+    @property
+    def skills(self) -> Path:
+        """Procedural memory: <home>/skills/[<category>/]<name>/SKILL.md."""
+        return self.home / "skills"
 
     @property
     def state_db(self) -> Path:
