@@ -10,7 +10,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from gateway import cli_chat, cli_memory, cli_run, cli_sessions
+from gateway import cli_chat, cli_memory, cli_run, cli_sessions, cli_skills
 from gateway.config import ConfigError, load_config, resolve_paths
 
 __all__ = ["main"]
@@ -33,6 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_sessions.register(commands)
     cli_chat.register(commands)
     cli_run.register(commands)
+    cli_skills.register(commands)
     return parser
 
 
