@@ -25,11 +25,13 @@ from agent_core.loop import run_turn
 from agent_core.models import Model, ModelError, ModelRejected, Usage
 from agent_core.prompt import build_system_prompt, read_soul
 from agent_core.review import ReviewOutcome, review
+from agent_core.skill_tools import Approval, SkillPolicy, skill_tools
 from agent_core.tools import Toolbox
 from memory import MemoryStores, MemoryTurn
 from memory.archive import Archive, Message, NewMessage, SessionSpec, new_session_id
 from memory.scan import scan
 from memory.search import SearchTool
+from memory.skills import SkillStore
 
 __all__ = ["Agent", "AgentSettings", "Conversation", "TurnOutcome"]
 
@@ -56,6 +58,7 @@ class AgentSettings:
     review_max_iterations: int = 4
     review_timeout_s: float = 120.0
     compression: CompressionSettings | None = None
+    skill_approval: Approval = "non_admin"
 
 
 @dataclass(slots=True)
@@ -76,6 +79,7 @@ class Conversation:
     last_review: ReviewOutcome | None = None
     compressing: asyncio.Task[None] | None = None
     compressions: int = 0
+    admin: bool = False  # an admin's session: skill writes apply without approval
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,6 +99,7 @@ class Agent:
         stores: MemoryStores,
         home: Path,
         settings: AgentSettings | None = None,
+        skills: SkillStore | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.model = model
@@ -102,30 +107,42 @@ class Agent:
         self.stores = stores
         self.home = home
         self.settings = settings or AgentSettings()
+        self.skills = skills
         self._now = now
         self._search = SearchTool(archive)
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # -- sessions -------------------------------------------------------------------------
 
-    def _toolbox(self, conversation: Conversation, turn: Callable[[], MemoryTurn]) -> Toolbox:
+    def _toolbox(
+        self,
+        conversation: Conversation,
+        turn: Callable[[], MemoryTurn],
+        *,
+        from_review: bool = False,
+    ) -> Toolbox:
         """The session's tools; ``turn`` gives the consolidation counter they count into.
 
         Built from the same functions every time, so every toolbox of a session has the
-        same ``specs`` (the tools list is part of the cached prefix)."""
-        return Toolbox(
-            [
-                memory_tool(self.stores.for_person(conversation.person), turn),
-                session_search_tool(
-                    self._search,
-                    person=conversation.person,
-                    current_session=lambda: conversation.id,
-                ),
-            ]
-        )
+        same ``specs`` (the tools list is part of the cached prefix); a review's
+        ``skill_manage`` only stages what it writes."""
+        tools = [
+            memory_tool(self.stores.for_person(conversation.person), turn),
+            session_search_tool(
+                self._search,
+                person=conversation.person,
+                current_session=lambda: conversation.id,
+            ),
+        ]
+        if self.skills is not None:
+            policy = SkillPolicy(
+                self.settings.skill_approval, conversation.admin, conversation.person
+            )
+            tools += skill_tools(self.skills, policy, from_review=from_review)
+        return Toolbox(tools)
 
     def _conversation(
-        self, session_id: str, person: str, platform: str, system_text: str
+        self, session_id: str, person: str, platform: str, system_text: str, admin: bool
     ) -> Conversation:
         conversation = Conversation(
             id=session_id,
@@ -133,12 +150,15 @@ class Agent:
             platform=platform,
             system={"role": "system", "content": system_text},
             toolbox=Toolbox([]),
+            admin=admin,
         )
         conversation.toolbox = self._toolbox(conversation, lambda: conversation.memory_turn)
         return conversation
 
-    async def start(self, spec: SessionSpec, *, person: str, platform_label: str) -> Conversation:
-        """A new session: the prompt is built now, from the memory as it is now."""
+    async def start(
+        self, spec: SessionSpec, *, person: str, platform_label: str, admin: bool = False
+    ) -> Conversation:
+        """A new session: the prompt is built now, from the memory and skills as they are."""
         store = self.stores.for_person(person)
         identity, blocked = await asyncio.to_thread(read_soul, self.home / "SOUL.md")
         snapshot = await asyncio.to_thread(store.snapshot)
@@ -147,12 +167,20 @@ class Agent:
             snapshot=snapshot,
             platform=platform_label,
             today=self._now().date(),
+            skills_index=await self._skills_index(),
             soul_blocked=blocked,
         )
         await self.archive.start_session(replace(spec, system_prompt=prompt.text))
-        return self._conversation(spec.id, person, platform_label, prompt.text)
+        return self._conversation(spec.id, person, platform_label, prompt.text, admin)
 
-    async def resume(self, session_key: str, *, person: str) -> Conversation | None:
+    async def _skills_index(self) -> str:
+        if self.skills is None:
+            return ""
+        return await asyncio.to_thread(self.skills.index)
+
+    async def resume(
+        self, session_key: str, *, person: str, admin: bool = False
+    ) -> Conversation | None:
         """The open session of ``session_key``, continued with its recorded prompt."""
         session = await self.archive.latest_session(session_key)
         if session is None or person not in (await self._people(session.id)):
@@ -160,7 +188,7 @@ class Agent:
         text = await self.archive.system_prompt(session.id)
         if text is None:
             return None
-        conversation = self._conversation(session.id, person, session.platform, text)
+        conversation = self._conversation(session.id, person, session.platform, text, admin)
         messages = await self.archive.messages(session.id, viewer=None)
         conversation.history = [_chat(m) for m in messages]
         conversation.turns = sum(1 for m in messages if m.role == "user")
@@ -236,7 +264,7 @@ class Agent:
         if sum(map(message_tokens, middle)) < MIN_GAIN * settings.context_window:
             return  # too little to gain: the prompt is mostly system prompt, head and tail
         flush_turn = MemoryTurn()
-        toolbox = self._toolbox(conversation, lambda: flush_turn)
+        toolbox = self._toolbox(conversation, lambda: flush_turn, from_review=True)
         flushed = await review(
             self.model,
             system=conversation.system,
@@ -265,6 +293,7 @@ class Agent:
             snapshot=snapshot,
             platform=conversation.platform,
             today=self._now().date(),
+            skills_index=await self._skills_index(),
             soul_blocked=blocked,
             summary=summary,
         )
@@ -307,7 +336,7 @@ class Agent:
         snapshot = list(conversation.history)
 
         review_turn = MemoryTurn()  # its own counter: a turn may run alongside it
-        toolbox = self._toolbox(conversation, lambda: review_turn)
+        toolbox = self._toolbox(conversation, lambda: review_turn, from_review=True)
 
         async def run() -> ReviewOutcome:
             outcome = await asyncio.wait_for(
@@ -318,6 +347,7 @@ class Agent:
                     toolbox=toolbox,
                     max_iterations=settings.review_max_iterations,
                     model_name=settings.review_model,
+                    skills=self.skills is not None,
                 ),
                 settings.review_timeout_s,
             )

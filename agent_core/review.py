@@ -3,7 +3,9 @@
 It runs as a named background task once the reply is with the caller. It sends the same
 system prompt and the same tools list as the conversation (so the provider's prefix cache is
 warm), the conversation itself, and a last user message asking for a decision. Only the
-``memory`` tool executes; any other tool call is answered with a refusal.
+``memory`` tool executes — and, when skills are on, the skill tools, whose writes from a
+review wait for an admin (``agent_core.skill_tools``); any other tool call is answered with
+a refusal.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from agent_core.loop import run_turn
 from agent_core.models import ChatMessage, Model, Usage
 from agent_core.tools import Toolbox
 
-__all__ = ["REVIEW_INSTRUCTION", "ReviewOutcome", "review"]
+__all__ = ["REVIEW_INSTRUCTION", "REVIEW_SKILLS", "ReviewOutcome", "review"]
 
 log = logging.getLogger(__name__)
 
@@ -31,24 +33,37 @@ already there). Do not save task progress or one-off details. If nothing qualifi
 exactly: nothing to save."""
 
 
+REVIEW_SKILLS = """\
+Also: did you work out a reusable procedure for a class of task (a workflow, a fix that took \
+several attempts)? If so, and no skill in the index covers it, propose one with skill_manage \
+(or patch the skill that proved wrong); it will wait for an admin's approval."""
+
+SKILL_TOOLS = frozenset({"skills_list", "skill_view", "skill_manage"})
+
+
 @dataclass(slots=True)
 class ReviewOutcome:
     saved: list[dict[str, Any]] = field(default_factory=list)  # successful memory calls
     staged: list[str] = field(default_factory=list)  # pending ids (write approval)
     refused: list[str] = field(default_factory=list)  # other tools the model tried
+    skills: list[str] = field(default_factory=list)  # skill changes proposed or made
     usage: Usage = field(default_factory=Usage)
     answer: str = ""
 
     @property
     def wrote(self) -> bool:
-        return bool(self.saved or self.staged)
+        return bool(self.saved or self.staged or self.skills)
 
     def summary(self) -> str:
         if self.staged:
-            return f"memory: {len(self.staged)} write(s) waiting for approval"
-        if self.saved:
-            return "memory: " + "; ".join(_describe(call) for call in self.saved)
-        return "memory: nothing to save"
+            text = f"memory: {len(self.staged)} write(s) waiting for approval"
+        elif self.saved:
+            text = "memory: " + "; ".join(_describe(call) for call in self.saved)
+        else:
+            text = "memory: nothing to save"
+        if self.skills:
+            text += "; skills: " + "; ".join(self.skills)
+        return text
 
 
 async def review(
@@ -59,17 +74,20 @@ async def review(
     toolbox: Toolbox,
     max_iterations: int = 4,
     model_name: str | None = None,
+    skills: bool = False,
 ) -> ReviewOutcome:
-    """One review over ``conversation``; memory writes happen as the model makes them."""
+    """One review over ``conversation``; memory writes happen as the model makes them.
+    ``skills``: the skill tools are in ``toolbox`` and the review may use them."""
+    instruction = f"{REVIEW_INSTRUCTION}\n\n{REVIEW_SKILLS}" if skills else REVIEW_INSTRUCTION
     turn = await run_turn(
         model,
         system=system,
         history=conversation,
-        user={"role": "user", "content": REVIEW_INSTRUCTION},
+        user={"role": "user", "content": instruction},
         toolbox=toolbox,
         max_iterations=max_iterations,
         model_name=model_name,
-        allowed_tools={"memory"},
+        allowed_tools={"memory", *SKILL_TOOLS} if skills else {"memory"},
     )
     outcome = ReviewOutcome(usage=turn.usage, answer=turn.reply)
     calls: dict[str, dict[str, Any]] = {}
@@ -79,6 +97,12 @@ async def review(
         if message.get("role") == "tool":
             function = calls.get(message["tool_call_id"], {})
             result = json.loads(message["content"])
+            if skills and function.get("name") == "skill_manage":
+                if result.get("success"):
+                    outcome.skills.append(str(result.get("message", "")))
+                continue
+            if skills and function.get("name") in SKILL_TOOLS:
+                continue
             if function.get("name") != "memory":
                 outcome.refused.append(str(function.get("name")))
             elif result.get("staged"):

@@ -13,6 +13,7 @@ from gateway.config import Config, Paths
 from gateway.service import Gateway, GatewaySettings, PlatformPolicy
 from memory import MemoryLimits, MemoryStores
 from memory.archive import Archive
+from memory.skills import SkillStore
 
 __all__ = [
     "access",
@@ -42,6 +43,7 @@ def agent_settings(config: Config) -> AgentSettings:
         review_enabled=review.enabled,
         review_interval_turns=review.interval_turns,
         review_model=review.model,
+        skill_approval=config.skills.write_approval,
         compression=CompressionSettings(
             context_window=config.model.context_window,
             threshold=squeeze.threshold,
@@ -93,6 +95,8 @@ def build_agent(*, paths: Paths, config: Config, archive: Archive, model: Model)
         stores=memory_stores(paths, config),
         home=paths.home,
         settings=agent_settings(config),
+        # one store per process: it caches scanner verdicts by content
+        skills=SkillStore(paths.skills) if config.skills.enabled else None,
     )
 
 

@@ -83,7 +83,9 @@ async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> 
     async with await Archive.open(paths.state_db) as archive:
         agent = build_agent(paths=paths, config=config, archive=archive, model=model)
         try:
-            conversation = await agent.resume(key, person=person) or await _new(agent, key, person)
+            conversation = await agent.resume(key, person=person, admin=True) or await _new(
+                agent, key, person
+            )
             if interactive:
                 print(f"mnemo chat — {person}, session {conversation.id}. {HELP}")
             while True:
@@ -156,7 +158,8 @@ def _settle(
 
 async def _new(agent: Agent, key: str, person: str) -> Conversation:
     spec = SessionSpec(new_session_id(), "console", person, "dm", (person,), session_key=key)
-    return await agent.start(spec, person=person, platform_label="console (terminal)")
+    # the console is the operator: their skill writes apply without approval
+    return await agent.start(spec, person=person, platform_label="console (terminal)", admin=True)
 
 
 async def _command(

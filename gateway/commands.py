@@ -35,6 +35,7 @@ from memory import (
 from memory.archive import Archive
 from memory.entries import AmbiguousMatch, NoMatch, find_entry, preview
 from memory.search import SearchTool, when
+from memory.skills import SkillError, SkillStore
 
 __all__ = ["COMMANDS", "CommandReply", "CommandRequest", "Commands", "parse_command"]
 
@@ -46,6 +47,7 @@ COMMANDS: tuple[BotCommand, ...] = (
     ("forget", "Forget the memory entry matching TEXT"),
     ("sessions", "Your recent sessions"),
     ("search", "Search your past conversations"),
+    ("skills", "The skills I know; admins: pending, diff, approve, reject"),
     ("admin", "Admins: memory, sessions, search, blocked, stats"),
     ("pair", "Admins: approve or revoke a pairing"),
 )
@@ -61,7 +63,8 @@ work and about you, and I can search our past conversations.
 /memory pending — memory writes waiting for your approval (approve ID / reject ID)
 /forget TEXT — forget the entry that matches TEXT
 /sessions — your recent sessions
-/search QUERY — search your past conversations"""
+/search QUERY — search your past conversations
+/skills — the procedures I have learned; /SKILL-NAME TEXT runs one on TEXT"""
 
 ADMIN_HELP = """\
 Admin commands:
@@ -72,7 +75,8 @@ Admin commands:
 /admin stats — people, sessions, messages, turns and tokens today
 /pair list — pending pairing codes and approved people
 /pair approve CODE — let the person who got CODE talk to me
-/pair revoke PLATFORM:ID — take that approval back"""
+/pair revoke PLATFORM:ID — take that approval back
+/skills pending — skill changes waiting for approval (diff ID, approve ID, reject ID)"""
 
 TARGET_WORDS: dict[str, Target] = {"notes": "memory", "profile": "user"}
 
@@ -118,7 +122,9 @@ class Commands:
         pairing: PairingStore,
         stats: Callable[[], Awaitable[dict[str, Any]]] | None = None,
         on_paired: Callable[[str], Awaitable[None]] | None = None,
+        skills: SkillStore | None = None,
     ) -> None:
+        self.skills = skills
         self.archive = archive
         self.stores = stores
         self.sessions = sessions
@@ -243,6 +249,44 @@ class Commands:
         if not request.args:
             return CommandReply("Usage: /search QUERY")
         return CommandReply(await self._search_as(request.person, request.args))
+
+    async def _cmd_skills(self, request: CommandRequest) -> CommandReply:
+        if self.skills is None:
+            return CommandReply("Skills are turned off on this bot (skills.enabled).")
+        store = self.skills
+        sub, _, rest = request.args.partition(" ")
+        sub, rest = sub.lower(), rest.strip()
+        if not sub:
+            skills, _problems = await asyncio.to_thread(store.scan)
+            if not skills:
+                return CommandReply(
+                    "I have no skills yet. I write one when I work out a procedure."
+                )
+            lines = ["Skills (run one with /NAME followed by your request):"]
+            for skill in skills:
+                where = f"{skill.category}/" if skill.category else ""
+                lines.append(f"{where}{skill.name} — {visible(skill.description)}")
+            return CommandReply("\n".join(lines))
+        if sub not in ("pending", "diff", "approve", "reject"):
+            return CommandReply("Usage: /skills [pending | diff ID | approve ID | reject ID]")
+        if not request.admin:
+            return CommandReply("Sorry, reviewing skill changes is for the admins of this bot.")
+        if sub == "pending":
+            items = await asyncio.to_thread(store.pending)
+            if not items:
+                return CommandReply("No skill changes are waiting.")
+            lines = ["Skill changes waiting for approval:"]
+            lines += [f"{i.id}: {i.change.describe()} — {visible(i.reason)}" for i in items]
+            lines.append("/skills diff ID shows one; /skills approve ID or reject ID decides.")
+            return CommandReply("\n".join(lines))
+        if not rest:
+            return CommandReply(f"Usage: /skills {sub} ID (see /skills pending)")
+        action = {"diff": store.diff, "approve": store.approve, "reject": store.reject}[sub]
+        try:
+            text = await asyncio.to_thread(action, rest)
+        except (SkillError, OSError) as exc:
+            return CommandReply(visible(str(exc)))
+        return CommandReply(visible(text) if sub != "diff" else text)
 
     # -- admins ---------------------------------------------------------------------------
 

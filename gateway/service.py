@@ -26,10 +26,10 @@ import contextlib
 import logging
 import time
 from collections.abc import Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
-from adapters.base import Adapter
+from adapters.base import Adapter, BotCommand
 from adapters.messages import InboundMessage
 from agent_core.agent import Agent, Conversation
 from agent_core.review import ReviewOutcome
@@ -39,6 +39,7 @@ from gateway.outbox import Outbox
 from gateway.router import Router, RouterClosed, SessionKey
 from gateway.sessions import Sessions
 from memory.ledger import Inbound, Ledger, Outgoing
+from memory.skills import SkillError
 
 __all__ = ["Gateway", "GatewaySettings", "PlatformPolicy"]
 
@@ -102,6 +103,7 @@ class Gateway:
             pairing=auth.pairing,
             stats=self._stats,
             on_paired=self._paired,
+            skills=agent.skills,
         )
         self.counters = Counters()
         self._closing = False
@@ -110,13 +112,24 @@ class Gateway:
 
     # -- lifecycle ------------------------------------------------------------------------
 
+    async def menu(self) -> list[BotCommand]:
+        """The command menu: the built-in commands, then one per skill (built-ins win a
+        name clash; each adapter leaves out names its platform cannot take)."""
+        commands = list(COMMANDS)
+        if self.agent.skills is not None:
+            skills, _problems = await asyncio.to_thread(self.agent.skills.scan)
+            taken = {name for name, _ in commands}
+            commands += [(s.name, s.description) for s in skills if s.name not in taken]
+        return commands
+
     async def start(self) -> None:
         await self.ledger.prune()
+        menu = await self.menu()
         for adapter in self.adapters.values():
             await adapter.start(self.receive)
             self._started.append(adapter)
             try:
-                await adapter.set_commands(COMMANDS)
+                await adapter.set_commands(menu)
             except Exception as exc:  # the menu is a convenience; chatting works without it
                 log.warning("%s: could not register the command menu: %s", adapter.platform, exc)
         await self._notice_interrupted()
@@ -260,7 +273,14 @@ class Gateway:
             command = parse_command(message.text)
             if command is None and (message.text.split() or [""])[0].lower() == "/start":
                 command = ("help", "")  # what Telegram sends when someone opens the bot
-            if command is not None:
+            skill = None if command is not None else await self._skill_turn(message)
+            if isinstance(skill, InboundMessage):
+                texts.append(skill)
+            elif isinstance(skill, str):
+                await self._reply(
+                    message, key, skill, answers=(message.dedup_key,), markdown=False, reply=True
+                )
+            elif command is not None:
                 await self._command(key, message, *command)
             elif message.is_callback:  # a button we did not make
                 await self.ledger.finish([message.dedup_key])
@@ -275,6 +295,28 @@ class Gateway:
                     reply=True,
                 )
         await self._flush_texts(key, texts)
+
+    async def _skill_turn(self, message: InboundMessage) -> InboundMessage | str | None:
+        """``/<skill-name> TEXT``: the message a turn should get with the skill's body in it
+        (in the user message: the system prompt stays frozen), an error text, or None when
+        no skill has that name."""
+        skills = self.agent.skills
+        head, _, rest = message.text.strip().partition(" ")
+        name = head.removeprefix("/").split("@", 1)[0].lower()
+        if skills is None or not name or message.is_callback:
+            return None
+        try:
+            if await asyncio.to_thread(skills.get, name) is None:
+                return None
+            body = await asyncio.to_thread(skills.body, name)
+        except SkillError as exc:
+            return f"The skill {name} cannot be used right now: {exc}"
+        text = (
+            f"[The person asked you to use the skill {name!r}. Its instructions follow;"
+            f" apply them to their request.]\n<skill name={name!r}>\n{body.strip()}\n</skill>\n\n"
+            f"{rest.strip() or '(no further details given)'}"
+        )
+        return replace(message, text=text, is_command=False)
 
     async def _command(
         self, key: SessionKey, message: InboundMessage, name: str, args: str
@@ -304,7 +346,7 @@ class Gateway:
         adapter = self.adapters.get(last.platform)
         typing = self._track(self._keep_typing(adapter, last), f"typing:{key}") if adapter else None
         try:
-            conversation = await self.sessions.get(key, last)
+            conversation = await self.sessions.get(key, last, admin=self.auth.is_admin(last.sender))
             shared = key.user_id is None and last.chat_type != "dm"
             text = _merge(messages, shared=shared)
             speaker = last.sender.display_name or None if last.chat_type != "dm" else None

@@ -66,7 +66,11 @@ class Sessions:
         live = self._live.get(key)
         return live.conversation if live else None
 
-    async def get(self, key: SessionKey, message: InboundMessage) -> Conversation:
+    async def get(
+        self, key: SessionKey, message: InboundMessage, *, admin: bool = False
+    ) -> Conversation:
+        """The key's live conversation, resumed or started; ``admin``: the speaker is one
+        (their own session may change skills without approval)."""
         self.evict_idle()
         now = self._clock()
         live = self._live.get(key)
@@ -74,7 +78,8 @@ class Sessions:
             live.last_used = now
             return live.conversation
         person = session_person(message, key)
-        conversation = await self.agent.resume(str(key), person=person)
+        admin = admin and person == message.sender.person  # never in a shared group session
+        conversation = await self.agent.resume(str(key), person=person, admin=admin)
         if conversation is None:
             spec = SessionSpec(
                 id=new_session_id(),
@@ -86,7 +91,7 @@ class Sessions:
                 session_key=str(key),
             )
             conversation = await self.agent.start(
-                spec, person=person, platform_label=platform_label(message)
+                spec, person=person, platform_label=platform_label(message), admin=admin
             )
         self._live[key] = _Live(conversation, now)
         return conversation

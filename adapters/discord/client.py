@@ -53,6 +53,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import re
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -96,6 +97,9 @@ class _Pending:
     deferred: bool  # False: the defer failed, so the token cannot answer
     original_used: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+_COMMAND_NAME = re.compile(r"[-_a-z0-9]{1,32}")
 
 
 def _snowflake(value: str | None) -> int | None:
@@ -384,9 +388,12 @@ class DiscordAdapter:
         tree = self._tree
         assert tree is not None
         tree.clear_commands(guild=None)
-        for name, description in commands:
-            tree.add_command(self._make_command(name, description))
-        self._command_names = frozenset(name for name, _ in commands)
+        # Discord takes lower-case names of 1-32 letters, digits, - and _ (at most 100);
+        # others are left out of the menu (typed in a DM they still arrive as commands)
+        usable = [(n, d) for n, d in commands if _COMMAND_NAME.fullmatch(n)][:100]
+        for name, description in usable:
+            tree.add_command(self._make_command(name, (description or name)[:100]))
+        self._command_names = frozenset(name for name, _ in usable)
         try:
             async with asyncio.timeout(self._request_timeout):
                 await tree.sync()

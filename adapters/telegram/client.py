@@ -54,6 +54,7 @@ import hmac
 import json
 import logging
 import random
+import re
 import warnings
 from collections import Counter
 from collections.abc import Awaitable, Coroutine, Sequence
@@ -530,11 +531,15 @@ class TelegramAdapter:
         )
 
     async def set_commands(self, commands: Sequence[BotCommand]) -> None:
-        """Register the command menu (setMyCommands, default scope)."""
-        await self._call(
-            self._bot().set_my_commands([TgBotCommand(name, text) for name, text in commands]),
-            "setMyCommands",
-        )
+        """Register the command menu (setMyCommands, default scope). Names Telegram cannot
+        take (it allows ``[a-z0-9_]{1,32}``, at most 100 commands) are left out of the menu;
+        typed, they still arrive as commands."""
+        menu = [
+            TgBotCommand(name, (text or name)[:256])
+            for name, text in commands
+            if _COMMAND_NAME.fullmatch(name)
+        ][:100]
+        await self._call(self._bot().set_my_commands(menu), "setMyCommands")
 
     async def _call(self, call: Awaitable[_T], action: str) -> _T:
         try:
@@ -549,6 +554,9 @@ class TelegramAdapter:
         if message != str(error):
             error.args = (message,)
         return error
+
+
+_COMMAND_NAME = re.compile(r"[a-z0-9_]{1,32}")
 
 
 def _chat_id(value: str) -> int | str:

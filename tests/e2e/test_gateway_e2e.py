@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+from memory.skills import SkillChange, SkillStore
 from tests.e2e.stack import ADMIN, ALICE, BOB, STRANGER, Driver, running, user_texts
 from tests.fakes.openai_server import FakeOpenAI
 
@@ -202,3 +203,24 @@ async def test_a_restart_delivers_an_undelivered_reply_once(
         await asyncio.sleep(QUIET_S)
     assert driver.sent_count() == 1
     assert len(openai.requests) == 1  # the turn itself never ran again
+
+
+async def test_a_skill_is_in_the_menu_and_runs_as_a_command(
+    home: Path, driver: Driver, openai: FakeOpenAI
+) -> None:
+    SkillStore(home / "skills").apply(
+        SkillChange(
+            "create",
+            "rotate_logs",
+            content="---\nname: rotate_logs\ndescription: Rotate the app's logs safely\n---\n"
+            "Move the file, then send SIGHUP.\n",
+        )
+    )
+    async with running(home, driver, openai):
+        assert "rotate_logs" in driver.registered_commands()
+        await driver.command(ALICE, "/rotate_logs on web1")
+        [reply] = await driver.replies(driver.dm_chat(ALICE), 1)
+    assert reply.startswith("echo: [The person asked you to use the skill 'rotate_logs'")
+    user = openai.requests[-1].body["messages"][-1]["content"]
+    assert "send SIGHUP" in user and user.rstrip().endswith("on web1")
+    assert "send SIGHUP" not in openai.requests[-1].body["messages"][0]["content"]

@@ -342,3 +342,53 @@ async def test_unknown_commands_and_start(rig: Rig) -> None:
     assert "/memory" in start and "/admin" not in start  # help, without the admin part
     assert "/frobnicate" in unknown and "/help" in unknown
     assert not rig.model.requests
+
+
+SKILL = """---
+name: rotate-logs
+description: Rotate and compress the app's logs without losing lines
+---
+1. Move the file, then send SIGHUP to the app.
+2. gzip the old file.
+"""
+
+
+async def test_a_skill_runs_as_a_slash_command_with_its_body_in_the_user_message(
+    rig: Rig,
+) -> None:
+    from memory.skills import SkillChange, SkillStore
+
+    SkillStore(rig.home / "skills").apply(SkillChange("create", "rotate-logs", content=SKILL))
+    await rig.adapter.say("/skills")
+    await rig.adapter.say("/rotate-logs on web1, please")
+    await rig.adapter.wait_sent(2)
+    listing = rig.adapter.texts()[0]
+    assert "rotate-logs — Rotate and compress" in listing
+    request = rig.model.requests[-1]
+    user = str(request.messages[-1]["content"])
+    assert "send SIGHUP" in user and user.rstrip().endswith("on web1, please")
+    assert "send SIGHUP" not in str(request.messages[0]["content"])  # not the system prompt
+
+
+async def test_skill_changes_are_reviewed_by_admins_in_chat(rig: Rig) -> None:
+    from memory.skills import SkillChange, SkillStore
+
+    store = SkillStore(rig.home / "skills")
+    pending = store.stage(
+        SkillChange("create", "rotate-logs", content=SKILL),
+        requested_by="telegram-1",
+        reason="from telegram-1 (not an admin)",
+    )
+    await rig.adapter.say("/skills pending", user="1")
+    await rig.adapter.say("/skills pending", user=ADMIN)
+    await rig.adapter.say(f"/skills diff {pending.id}", user=ADMIN)
+    await rig.adapter.say(f"/skills approve {pending.id}", user=ADMIN)
+    await rig.adapter.say(f"/skills approve {pending.id}", user=ADMIN)
+    await rig.adapter.wait_sent(1, chat="1")
+    await rig.adapter.wait_sent(4, chat=ADMIN)
+    assert "for the admins" in rig.adapter.texts("1")[0]
+    listing, diff, approved, again = rig.adapter.texts(ADMIN)
+    assert pending.id in listing and "not an admin" in listing
+    assert "+1. Move the file" in diff
+    assert "created skill rotate-logs" in approved
+    assert pending.id in again and store.get("rotate-logs") is not None

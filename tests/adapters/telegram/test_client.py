@@ -316,8 +316,12 @@ async def test_typing_and_commands_reach_the_server(
         {"command": "memory", "description": "What I remember about you"},
         {"command": "new", "description": "Start over"},
     ]
+    # names Telegram cannot take (a skill called deploy-app, say) stay out of the menu
+    await adapter.set_commands([("deploy-app", "x"), ("Upper", "y"), ("status", "z")])
+    assert api.commands[('{"type": "default"}', "")] == [{"command": "status", "description": "z"}]
+    api.fail("setMyCommands", 400, "Bad Request: BOT_COMMAND_INVALID")
     with pytest.raises(BadRequest):
-        await adapter.set_commands([("Not-Valid", "x")])
+        await adapter.set_commands([("memory", "x")])
     api.blocked(USER)
     with pytest.raises(Forbidden):
         await adapter.typing(str(USER))
