@@ -29,8 +29,10 @@ __all__ = [
     "ConfigError",
     "DiscordConfig",
     "GatewayConfig",
+    "HttpConfig",
     "MemoryConfig",
     "ModelConfig",
+    "OpsConfig",
     "Paths",
     "PlatformsConfig",
     "ReviewConfig",
@@ -176,6 +178,20 @@ class SkillsConfig(_Section):
     conversations and reviews (non_admin), all of them (always), or none (never)."""
 
 
+class HttpConfig(_Section):
+    listen: str | None = None
+    """host:port of the health and metrics endpoint (/healthz, /metrics); off when empty,
+    e.g. 127.0.0.1:9464."""
+
+
+class OpsConfig(_Section):
+    http: HttpConfig = HttpConfig()
+    log_format: Literal["text", "json"] = "text"
+    """Logs on stderr: human-readable lines, or one JSON object per line."""
+    log_level: Literal["debug", "info", "warning", "error"] = "info"
+    """The least severe level logged."""
+
+
 class Config(_Section):
     memory: MemoryConfig = MemoryConfig()
     model: ModelConfig = ModelConfig()
@@ -184,6 +200,7 @@ class Config(_Section):
     platforms: PlatformsConfig = PlatformsConfig()
     gateway: GatewayConfig = GatewayConfig()
     skills: SkillsConfig = SkillsConfig()
+    ops: OpsConfig = OpsConfig()
 
 
 class ConfigError(Exception):

@@ -86,7 +86,7 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
         (
             "memroy:\n  scope: shared\n",
             "memroy: unknown key (allowed here:"
-            " agent, compression, gateway, memory, model, platforms, skills)",
+            " agent, compression, gateway, memory, model, ops, platforms, skills)",
         ),
         ("memory: 5\n", "memory: expected a mapping, got an integer 5"),
         ("- just\n- a list\n", "top level: expected a mapping of sections, got a list"),
