@@ -119,7 +119,8 @@ def _run(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     environ = dict(os.environ)
     adapters = adapters_for(config, environ)
     model = build_model(config, dry_run=False, environ=environ)
-    logs.install(secrets_of(config, environ), level=logging.DEBUG if args.verbose else logging.INFO)
+    level = logging.DEBUG if args.verbose else getattr(logging, config.ops.log_level.upper())
+    logs.install(secrets_of(config, environ), level=level, fmt=config.ops.log_format)
     try:
         return asyncio.run(_serve(paths, config, adapters, model))
     except KeyboardInterrupt:  # a second Ctrl-C during the drain

@@ -1,44 +1,94 @@
-"""Logging for ``mnemo run``: one format, and no secret ever reaches a log line.
+"""Logging for ``mnemo run``: text or JSON lines, and no secret ever reaches a log line.
 
-``install(secrets)`` configures the root logger and attaches ``Redactor`` to its handler:
-every record is formatted first, then each known secret (bot tokens, the API key, the
-webhook secret) is replaced by ``[redacted]``. Filtering the *formatted* text catches
-secrets wherever they hide: in a URL httpx logs (``/bot<token>/getUpdates``), in an
-exception's text, in a traceback.
+``install(secrets, level=..., fmt="text"|"json")`` configures the root logger with one
+stderr handler whose formatter redacts after formatting:
+
+- every configured secret (bot tokens, the API key, the webhook secret) is replaced by
+  ``[redacted]`` wherever it appears — in a URL httpx logs (``/bot<token>/getUpdates``), in
+  an exception's text, in a traceback;
+- anything shaped like a credential is replaced too, with the scanner's own credential
+  patterns (``memory.scan``'s ``hardcoded-secret``: ``sk-…`` keys, Telegram bot tokens,
+  GitHub/AWS/Slack tokens, private-key blocks, ``password=…``), so a secret nobody
+  configured (one a person pasted into a chat, say) is not written to disk either.
+
+``fmt="json"`` writes one JSON object per line: ``ts`` (ISO 8601, UTC), ``level``,
+``logger``, ``message`` and, for an exception, ``exc`` — each field redacted.
 """
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from collections.abc import Iterable
+from datetime import UTC, datetime
+from typing import Literal
 
-__all__ = ["Redactor", "install"]
+from memory.scan import PATTERNS
+
+__all__ = ["JsonFormatter", "Redactor", "TextFormatter", "install", "redact"]
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
+REDACTED = "[redacted]"
+_CREDENTIALS = next(p.regex for p in PATTERNS if p.id == "hardcoded-secret")
 
 
-class Redactor(logging.Formatter):
-    def __init__(self, secrets: Iterable[str], fmt: str = FORMAT) -> None:
-        super().__init__(fmt)
-        # longest first, so a secret that contains another is replaced whole
+class Redactor:
+    """Replaces known secrets (longest first) and credential-shaped text."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
         self.secrets = sorted({s for s in secrets if len(s) >= 6}, key=len, reverse=True)
 
-    def format(self, record: logging.LogRecord) -> str:
-        text = super().format(record)
+    def __call__(self, text: str) -> str:
         for secret in self.secrets:
-            text = text.replace(secret, "[redacted]")
-        return text
+            text = text.replace(secret, REDACTED)
+        return _CREDENTIALS.sub(REDACTED, text)
 
 
-def install(secrets: Iterable[str], *, level: int = logging.INFO) -> logging.Handler:
+def redact(text: str, secrets: Iterable[str] = ()) -> str:
+    return Redactor(secrets)(text)
+
+
+class TextFormatter(logging.Formatter):
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__(FORMAT)
+        self.redactor = redactor
+
+    def format(self, record: logging.LogRecord) -> str:
+        return self.redactor(super().format(record))
+
+
+class JsonFormatter(logging.Formatter):
+    def __init__(self, redactor: Redactor) -> None:
+        super().__init__()
+        self.redactor = redactor
+
+    def format(self, record: logging.LogRecord) -> str:
+        line: dict[str, str] = {
+            "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "message": self.redactor(record.getMessage()),
+        }
+        if record.exc_info:
+            line["exc"] = self.redactor(self.formatException(record.exc_info))
+        return json.dumps(line, ensure_ascii=False)
+
+
+def install(
+    secrets: Iterable[str],
+    *,
+    level: int = logging.INFO,
+    fmt: Literal["text", "json"] = "text",
+) -> logging.Handler:
+    redactor = Redactor(secrets)
     handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(Redactor(secrets))
+    handler.setFormatter(JsonFormatter(redactor) if fmt == "json" else TextFormatter(redactor))
     root = logging.getLogger()
     for old in list(root.handlers):
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
     # httpx logs every request URL at INFO; Telegram's carry the token (redacted anyway)
-    logging.getLogger("httpx").setLevel(logging.WARNING)
+    logging.getLogger("httpx").setLevel(max(level, logging.WARNING))
     return handler

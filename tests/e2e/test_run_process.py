@@ -4,11 +4,13 @@ and its logs never carry the bot token or the API key."""
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import sys
 from pathlib import Path
 
+import pytest
 import yaml
 
 from tests.e2e.stack import ADMIN, ALICE, Driver
@@ -18,14 +20,16 @@ ROOT = Path(__file__).resolve().parents[2]
 API_KEY = "sk-test-secret-api-key-0123456789"
 
 
+@pytest.mark.parametrize("log_format", ["text", "json"])
 async def test_sigterm_drains_a_running_turn_and_logs_no_secrets(
-    home: Path, driver: Driver, openai: FakeOpenAI
+    home: Path, driver: Driver, openai: FakeOpenAI, log_format: str
 ) -> None:
     config = {
         "model": {"base_url": openai.base_url, "name": "fake-model", "max_retries": 0},
         "memory": {"review": {"enabled": False}},
         "platforms": {driver.platform: driver.config()},
         "gateway": {"admins": [f"{driver.platform}:{ADMIN}"], "drain_timeout_s": 20},
+        "ops": {"log_format": log_format},
     }
     (home / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
     env = {
@@ -63,3 +67,7 @@ async def test_sigterm_drains_a_running_turn_and_logs_no_secrets(
     assert "stopped cleanly" in logs
     assert driver.token not in logs and API_KEY not in logs
     assert driver.token.split(":")[-1] not in logs
+    if log_format == "json":
+        lines = [json.loads(line) for line in logs.splitlines() if line.strip()]
+        assert {"ts", "level", "logger", "message"} <= set(lines[0])
+        assert any("stopped cleanly" in line["message"] for line in lines)

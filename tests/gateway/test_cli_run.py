@@ -3,6 +3,7 @@ redaction. (Running against the emulators: tests/e2e.)"""
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 from pathlib import Path
@@ -11,7 +12,7 @@ import pytest
 
 from gateway.auth import PairingStore
 from gateway.cli import main
-from gateway.logs import Redactor
+from gateway.logs import JsonFormatter, Redactor, TextFormatter
 
 
 def write_config(home: Path, text: str) -> None:
@@ -43,7 +44,7 @@ def test_no_enabled_platform_says_how_to_enable_one(
 
 def test_the_redactor_hides_secrets_anywhere_in_a_record() -> None:
     token = "123456:AAE-secret-token-value"
-    formatter = Redactor([token, "sk-live-abcdef"])
+    formatter = TextFormatter(Redactor([token, "sk-live-abcdef"]))
     try:
         raise RuntimeError(f"POST https://api.telegram.org/bot{token}/getUpdates failed")
     except RuntimeError:
@@ -69,3 +70,17 @@ def test_pairing_from_the_shell(home: Path, capsys: pytest.CaptureFixture[str]) 
     assert main(["pairing", "revoke", "telegram:77"]) == 0
     assert not store.approved("telegram:77")
     assert main(["pairing", "revoke", "telegram:77"]) == 1
+
+
+def test_json_lines_parse_and_redact_configured_and_credential_shaped_secrets() -> None:
+    formatter = JsonFormatter(Redactor(["configured-secret-value"]))
+    leaked = "ghp_" + "a1B2" * 9
+    record = logging.LogRecord(
+        "mnemo", logging.WARNING, __file__, 1, "saw %s and %s in a message",
+        ("configured-secret-value", leaked), None,
+    )  # fmt: skip
+    line = json.loads(formatter.format(record))
+    assert line["level"] == "warning" and line["logger"] == "mnemo"
+    assert "configured-secret-value" not in line["message"] and leaked not in line["message"]
+    assert line["message"].count("[redacted]") == 2
+    assert line["ts"].endswith("+00:00")
