@@ -24,11 +24,19 @@ from typing import Any
 
 from adapters.base import Adapter
 from gateway import logs
-from gateway.app import build_gateway
-from gateway.auth import PairingStore
+from gateway.app import access, build_gateway, gateway_settings
+from gateway.auth import Auth, PairingStore
 from gateway.cli_chat import build_model
 from gateway.cli_memory import UsageError
-from gateway.config import Config, DiscordConfig, Paths, TelegramConfig
+from gateway.config import (
+    Config,
+    ConfigError,
+    DiscordConfig,
+    Paths,
+    TelegramConfig,
+    load_config,
+)
+from gateway.service import Gateway
 from memory.archive import Archive
 
 __all__ = ["PLATFORMS", "register"]
@@ -132,6 +140,20 @@ async def _serve(paths: Paths, config: Config, adapters: dict[str, Adapter], mod
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(signum, stop.set)
+    gateway: Gateway | None = None
+
+    def reload() -> None:
+        """SIGHUP: re-read allowlists, admins and group policies; keep everything else."""
+        try:
+            fresh = load_config(paths)
+        except ConfigError as exc:
+            log.error("reload refused, keeping the running config: %s", "; ".join(exc.lines))
+            return
+        if gateway is not None:
+            gateway.reload(Auth(access(fresh), gateway.auth.pairing), gateway_settings(fresh))
+            log.info("reloaded allowlists, admins and group settings from %s", paths.config_file)
+
+    loop.add_signal_handler(signal.SIGHUP, reload)
     async with await Archive.open(paths.state_db) as archive:
         gateway = build_gateway(
             paths=paths, config=config, archive=archive, model=model, adapters=adapters

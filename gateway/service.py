@@ -182,6 +182,16 @@ class Gateway:
                 "notice:restart",
             )
 
+    def reload(self, auth: Auth, settings: GatewaySettings) -> None:
+        """Take new allowlists, admins and group policies (SIGHUP); sessions, lanes and the
+        outbox carry on untouched. Concurrency and drain settings apply from the next start."""
+        self.auth.access = auth.access
+        self.settings = replace(
+            self.settings,
+            platforms=settings.platforms,
+            notify=settings.notify,
+        )
+
     # -- intake (the choke point) ---------------------------------------------------------
 
     async def receive(self, message: InboundMessage) -> None:

@@ -1,5 +1,5 @@
 """``mnemo run`` as a real OS process: it serves, drains a running turn on SIGTERM, exits 0,
-and its logs never carry the bot token or the API key."""
+reloads allowlists on SIGHUP, and its logs never carry the bot token or the API key."""
 
 from __future__ import annotations
 
@@ -8,30 +8,53 @@ import json
 import os
 import signal
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
 
-from tests.e2e.stack import ADMIN, ALICE, Driver
+from tests.e2e.stack import ADMIN, ALICE, BOB, Driver
 from tests.fakes.openai_server import FakeOpenAI
 
 ROOT = Path(__file__).resolve().parents[2]
 API_KEY = "sk-test-secret-api-key-0123456789"
 
 
-@pytest.mark.parametrize("log_format", ["text", "json"])
-async def test_sigterm_drains_a_running_turn_and_logs_no_secrets(
-    home: Path, driver: Driver, openai: FakeOpenAI, log_format: str
-) -> None:
+def write_config(home: Path, driver: Driver, openai: FakeOpenAI, **changes: Any) -> None:
+    platform = {**driver.config(), **changes.pop("platform", {})}
     config = {
         "model": {"base_url": openai.base_url, "name": "fake-model", "max_retries": 0},
         "memory": {"review": {"enabled": False}},
-        "platforms": {driver.platform: driver.config()},
+        "platforms": {driver.platform: platform},
         "gateway": {"admins": [f"{driver.platform}:{ADMIN}"], "drain_timeout_s": 20},
-        "ops": {"log_format": log_format},
+        **changes,
     }
     (home / "config.yaml").write_text(yaml.safe_dump(config), encoding="utf-8")
+
+
+class Process:
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+        self.log = b""
+
+    async def wait_log(self, marker: str, within: float = 30) -> None:
+        assert self.proc.stderr is not None
+        while marker.encode() not in self.log:
+            line = await asyncio.wait_for(self.proc.stderr.readline(), within)
+            assert line, f"mnemo run exited before logging {marker!r}: {self.log.decode()}"
+            self.log += line
+
+    async def finish(self, within: float = 40) -> str:
+        _out, rest = await asyncio.wait_for(self.proc.communicate(), within)
+        self.log += rest
+        return self.log.decode()
+
+
+@asynccontextmanager
+async def mnemo_run(home: Path, driver: Driver) -> AsyncIterator[Process]:
     env = {
         **os.environ,
         "PYTHONPATH": str(ROOT),
@@ -43,26 +66,30 @@ async def test_sigterm_drains_a_running_turn_and_logs_no_secrets(
         stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, cwd=ROOT, env=env,
     )  # fmt: skip
     try:
-        assert proc.stderr is not None
-        head = b""
-        while b"mnemo is running" not in head:
-            line = await asyncio.wait_for(proc.stderr.readline(), 30)
-            assert line, f"mnemo run exited before it was ready: {head.decode()}"
-            head += line
+        running = Process(proc)
+        await running.wait_log("mnemo is running")
+        yield running
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+@pytest.mark.parametrize("log_format", ["text", "json"])
+async def test_sigterm_drains_a_running_turn_and_logs_no_secrets(
+    home: Path, driver: Driver, openai: FakeOpenAI, log_format: str
+) -> None:
+    write_config(home, driver, openai, ops={"log_format": log_format})
+    async with mnemo_run(home, driver) as running:
         await driver.dm(ALICE, "slow: 1.5")
         for _ in range(200):
             if openai.requests:
                 break
             await asyncio.sleep(0.05)
         assert openai.requests, "the turn never reached the model"
-        proc.send_signal(signal.SIGTERM)
-        _out, rest = await asyncio.wait_for(proc.communicate(), 40)
-    finally:
-        if proc.returncode is None:
-            proc.kill()
-            await proc.wait()
-    logs = head.decode() + rest.decode()
-    assert proc.returncode == 0, logs
+        running.proc.send_signal(signal.SIGTERM)
+        logs = await running.finish()
+    assert running.proc.returncode == 0, logs
     assert await driver.replies(driver.dm_chat(ALICE), 1, within=1) == ["slow answer"]
     assert "stopped cleanly" in logs
     assert driver.token not in logs and API_KEY not in logs
@@ -71,3 +98,28 @@ async def test_sigterm_drains_a_running_turn_and_logs_no_secrets(
         lines = [json.loads(line) for line in logs.splitlines() if line.strip()]
         assert {"ts", "level", "logger", "message"} <= set(lines[0])
         assert any("stopped cleanly" in line["message"] for line in lines)
+
+
+async def test_sighup_reloads_the_allowlist_without_dropping_sessions(
+    home: Path, driver: Driver, openai: FakeOpenAI
+) -> None:
+    write_config(home, driver, openai, platform={"allowed_users": [str(ALICE)]})
+    async with mnemo_run(home, driver) as running:
+        await driver.dm(ALICE, "before")
+        await driver.replies(driver.dm_chat(ALICE), 1)
+        await driver.dm(BOB, "let me in")
+        [offer] = await driver.replies(driver.dm_chat(BOB), 1)
+        assert "pairing code" in offer
+        write_config(home, driver, openai, platform={"allowed_users": [str(ALICE), str(BOB)]})
+        running.proc.send_signal(signal.SIGHUP)
+        await running.wait_log("reloaded allowlists")
+        await driver.dm(BOB, "and now?")
+        await driver.dm(ALICE, "after")
+        assert (await driver.replies(driver.dm_chat(BOB), 2))[1] == "echo: and now?"
+        assert (await driver.replies(driver.dm_chat(ALICE), 2))[1] == "echo: after"
+        running.proc.send_signal(signal.SIGTERM)
+        await running.finish()
+    assert running.proc.returncode == 0
+    # Alice's session went on: both of her turns are in one session
+    alice = [r.body["messages"] for r in openai.requests if "after" in str(r.body)]
+    assert "before" in str(alice[-1])
