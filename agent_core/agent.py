@@ -88,6 +88,8 @@ class TurnOutcome:
     usage: Usage
     error: str | None = None
     review: asyncio.Task[ReviewOutcome] | None = None
+    error_kind: str | None = None  # "unavailable" | "rejected" (for metrics)
+    retries: int = 0
 
 
 class Agent:
@@ -233,8 +235,14 @@ class Agent:
                 people=[conversation.person],
             )
             conversation.history.append(user)
-            message = REJECTED if isinstance(exc, ModelRejected) else UNAVAILABLE
-            return TurnOutcome(message, Usage(), error=str(exc))
+            rejected = isinstance(exc, ModelRejected)
+            return TurnOutcome(
+                REJECTED if rejected else UNAVAILABLE,
+                Usage(),
+                error=str(exc),
+                error_kind="rejected" if rejected else "unavailable",
+                retries=max(0, exc.attempts - 1),
+            )
         await self.archive.append_exchange(
             conversation.id,
             _archived(result.messages, conversation.person, result.usage_at),
@@ -251,7 +259,7 @@ class Agent:
                 self._compress(conversation, compression),
                 f"compress:{conversation.id}",
             )
-        return TurnOutcome(result.reply, result.usage, review=task)
+        return TurnOutcome(result.reply, result.usage, review=task, retries=result.retries)
 
     # -- compression ----------------------------------------------------------------------
 

@@ -39,6 +39,7 @@ class TurnResult:
     requests: int = 0
     stopped: str | None = None  # "budget" when the tool budget ran out
     usage_at: dict[int, Usage] = field(default_factory=dict)  # message index -> its request
+    retries: int = 0  # requests the model client had to repeat
 
     def tool_names(self) -> list[str]:
         return [
@@ -66,6 +67,7 @@ async def run_turn(
     async def ask() -> Any:
         reply = await model.complete(conversation, toolbox.specs, model=model_name)
         result.requests += 1
+        result.retries += max(0, reply.attempts - 1)
         result.usage += reply.usage
         message = reply.as_message()
         conversation.append(message)
