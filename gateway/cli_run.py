@@ -36,6 +36,7 @@ from gateway.config import (
     TelegramConfig,
     load_config,
 )
+from gateway.ops_http import OpsServer, parse_listen
 from gateway.service import Gateway
 from memory.archive import Archive
 
@@ -126,6 +127,11 @@ def secrets_of(config: Config, environ: Mapping[str, str]) -> list[str]:
 def _run(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     environ = dict(os.environ)
     adapters = adapters_for(config, environ)
+    if config.ops.http.listen:
+        try:
+            parse_listen(config.ops.http.listen)
+        except ValueError as exc:
+            raise UsageError(str(exc)) from None
     model = build_model(config, dry_run=False, environ=environ)
     level = logging.DEBUG if args.verbose else getattr(logging, config.ops.log_level.upper())
     logs.install(secrets_of(config, environ), level=level, fmt=config.ops.log_format)
@@ -158,11 +164,24 @@ async def _serve(paths: Paths, config: Config, adapters: dict[str, Adapter], mod
         gateway = build_gateway(
             paths=paths, config=config, archive=archive, model=model, adapters=adapters
         )
+        ops = None
+        if config.ops.http.listen:
+            ops = OpsServer(
+                config.ops.http.listen,
+                health=gateway.health,
+                metrics=gateway.metrics,
+                refresh=gateway.refresh_metrics,
+            )
         try:
+            if ops is not None:  # up first: /healthz says 503 while the platforms connect
+                await ops.start()
+                log.info("health and metrics on http://%s/ (healthz, metrics)", ops.address)
             await gateway.start()
         except Exception as exc:
             log.error("could not start: %s", exc)
             await gateway.stop()
+            if ops is not None:
+                await ops.stop()
             await _close(model)
             print(f"mnemo: error: could not start: {exc}", file=sys.stderr)
             return 1
@@ -170,6 +189,8 @@ async def _serve(paths: Paths, config: Config, adapters: dict[str, Adapter], mod
         await stop.wait()
         log.info("stopping: draining running turns (at most %.0fs)", config.gateway.drain_timeout_s)
         await gateway.stop()
+        if ops is not None:
+            await ops.stop()
         await _close(model)
     log.info("stopped cleanly")
     return 0

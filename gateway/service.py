@@ -27,6 +27,7 @@ import logging
 import time
 from collections.abc import Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Any
 
 from adapters.base import Adapter, BotCommand
@@ -35,9 +36,12 @@ from agent_core.agent import Agent, Conversation
 from agent_core.review import ReviewOutcome
 from gateway.auth import Auth
 from gateway.commands import COMMANDS, CommandRequest, Commands, parse_command
+from gateway.metrics import Metrics
 from gateway.outbox import Outbox
 from gateway.router import Router, RouterClosed, SessionKey
 from gateway.sessions import Sessions
+from memory import FILE_NAMES, TARGETS, MemoryStores
+from memory.entries import usage_chars
 from memory.ledger import Inbound, Ledger, Outgoing
 from memory.skills import SkillError
 
@@ -87,8 +91,10 @@ class Gateway:
         auth: Auth,
         adapters: Mapping[str, Adapter],
         settings: GatewaySettings | None = None,
+        metrics: Metrics | None = None,
     ) -> None:
         self.agent = agent
+        self.metrics = metrics or Metrics(platforms=adapters, process=False)
         self.auth = auth
         self.adapters = dict(adapters)
         self.settings = settings or GatewaySettings()
@@ -106,6 +112,7 @@ class Gateway:
             skills=agent.skills,
         )
         self.counters = Counters()
+        self._running = False
         self._closing = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self._started: list[Adapter] = []
@@ -132,6 +139,7 @@ class Gateway:
                 await adapter.set_commands(menu)
             except Exception as exc:  # the menu is a convenience; chatting works without it
                 log.warning("%s: could not register the command menu: %s", adapter.platform, exc)
+        self._running = True
         await self._notice_interrupted()
         delivered = await self.outbox.flush()
         if delivered:
@@ -154,6 +162,25 @@ class Gateway:
             with contextlib.suppress(Exception):
                 await adapter.stop()
         self._started.clear()
+
+    async def health(self) -> tuple[bool, list[str]]:
+        """``/healthz``: healthy while running with every adapter connected."""
+        reasons = []
+        if not self._running or self._closing:
+            reasons.append("gateway: not running" if not self._closing else "gateway: stopping")
+        for name, adapter in self.adapters.items():
+            if not adapter.connected:
+                reasons.append(f"{name}: not connected")
+        return not reasons, reasons
+
+    async def refresh_metrics(self) -> None:
+        """Sample the gauges just before a scrape."""
+        metrics = self.metrics
+        metrics.set_queue_depth(self.router.queued)
+        metrics.set_live_sessions(len(self.sessions))
+        metrics.set_outbox_pending((await self.ledger.counts()).get("pending", 0))
+        metrics.set_archive_bytes(await asyncio.to_thread(_archive_bytes, self.agent.archive.path))
+        metrics.set_memory(await asyncio.to_thread(_memory_usage, self.agent.stores))
 
     async def _notice_interrupted(self) -> None:
         lost = await self.ledger.interrupted()
@@ -332,6 +359,7 @@ class Gateway:
         self, key: SessionKey, message: InboundMessage, name: str, args: str
     ) -> None:
         self.counters.commands += 1
+        began = time.monotonic()
         request = CommandRequest(message, key, name, args, admin=self.auth.is_admin(message.sender))
         try:
             reply = await self.commands.run(request)
@@ -348,10 +376,12 @@ class Gateway:
             buttons=buttons,
             reply=True,
         )
+        self.metrics.turn(message.platform, "command", time.monotonic() - began)
 
     async def _flush_texts(self, key: SessionKey, messages: list[InboundMessage]) -> None:
         if not messages:
             return
+        began = time.monotonic()
         last = messages[-1]
         adapter = self.adapters.get(last.platform)
         typing = self._track(self._keep_typing(adapter, last), f"typing:{key}") if adapter else None
@@ -369,6 +399,13 @@ class Gateway:
         await self._reply(
             last, key, outcome.reply or "(no answer)", answers=keys, reply=last.chat_type != "dm"
         )
+        metrics = self.metrics
+        metrics.turn(last.platform, "error" if outcome.error else "ok", time.monotonic() - began)
+        usage = outcome.usage
+        metrics.model_usage(usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens)
+        metrics.model_retries(outcome.retries)
+        if outcome.error_kind:
+            metrics.model_error(outcome.error_kind)
         if outcome.review is not None:
             outcome.review.add_done_callback(
                 lambda task: self._after_review(task, last, key, conversation)
@@ -392,6 +429,13 @@ class Gateway:
         outcome = task.result()
         if outcome.saved:
             self.counters.reviews_saved += 1
+        writes = len(outcome.saved) + len(outcome.staged) + len(outcome.skills)
+        self.metrics.review(outcome.wrote, writes)
+        self.metrics.model_usage(
+            outcome.usage.prompt_tokens,
+            outcome.usage.cached_tokens,
+            outcome.usage.completion_tokens,
+        )
         text: str | None = None
         buttons: tuple[tuple[str, str], ...] = ()
         if outcome.staged:
@@ -469,6 +513,27 @@ class Gateway:
             "Queued messages": self.router.queued,
             "Outbox pending / failed": f"{outbox.get('pending', 0)} / {outbox.get('failed', 0)}",
         }
+
+
+def _archive_bytes(path: Path) -> int:
+    """The archive's size on disk: the database and its write-ahead log."""
+    total = 0
+    for part in (path, path.with_name(path.name + "-wal")):
+        with contextlib.suppress(OSError):
+            total += part.stat().st_size
+    return total
+
+
+def _memory_usage(stores: MemoryStores) -> list[tuple[str, str, int]]:
+    """(person, file, chars) of every memory file on disk (for the max/sum gauges)."""
+    usages = []
+    for store in stores:
+        for target in TARGETS:
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                usages.append(
+                    (store.person, FILE_NAMES[target], usage_chars(store.entries(target)))
+                )
+    return usages
 
 
 def _merge(messages: Sequence[InboundMessage], *, shared: bool) -> str:

@@ -1,0 +1,96 @@
+"""Health and metrics of a running gateway, over HTTP, with the real clients on the wire."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import aiohttp
+from prometheus_client.parser import text_string_to_metric_families
+
+from gateway.ops_http import OpsServer
+from gateway.service import Gateway
+from tests.e2e.stack import ALICE, Driver, running
+from tests.e2e.telegram_driver import TelegramDriver
+from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.telegram_server import FakeBotAPI
+
+
+@asynccontextmanager
+async def ops_for(gateway: Gateway) -> AsyncIterator[str]:
+    server = OpsServer(
+        "127.0.0.1:0",
+        health=gateway.health,
+        metrics=gateway.metrics,
+        refresh=gateway.refresh_metrics,
+    )
+    async with server:
+        yield f"http://127.0.0.1:{server.port}"
+
+
+async def get(url: str) -> tuple[int, str]:
+    async with aiohttp.ClientSession() as http, http.get(url) as response:
+        return response.status, await response.text()
+
+
+def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(text)
+        for sample in family.samples
+    }
+
+
+async def test_metrics_move_after_a_turn(home: Path, driver: Driver, openai: FakeOpenAI) -> None:
+    platform = driver.platform
+    async with running(home, driver, openai) as stack, ops_for(stack.gateway) as base:
+        assert await get(f"{base}/healthz") == (200, "ok\n")
+        await driver.dm(ALICE, "remember: likes rye bread")
+        await driver.replies(driver.dm_chat(ALICE), 1)
+        await driver.command(ALICE, "/status")
+        await driver.replies(driver.dm_chat(ALICE), 2)
+        status, text = await get(f"{base}/metrics")
+    assert status == 200
+    values = samples(text)
+    assert values[("mnemo_turns_total", (("outcome", "ok"), ("platform", platform)))] == 1
+    assert values[("mnemo_turns_total", (("outcome", "command"), ("platform", platform)))] == 1
+    assert values[("mnemo_model_tokens_total", (("kind", "prompt"),))] > 0
+    assert values[("mnemo_turn_seconds_count", (("platform", platform),))] == 1
+    assert values[("mnemo_memory_chars_max", (("file", "USER.md"),))] == len("likes rye bread")
+    assert values[("mnemo_memory_stores", ())] == 1
+    assert values[("mnemo_archive_bytes", ())] > 0
+    assert "telegram-1" not in text and "discord-1" not in text  # no person in any label
+
+
+async def test_healthz_follows_the_adapter_connection(home: Path, openai: FakeOpenAI) -> None:
+    async with FakeBotAPI() as api:
+        driver = TelegramDriver(api)
+        async with running(home, driver, openai) as stack, ops_for(stack.gateway) as base:
+            assert (await get(f"{base}/healthz"))[0] == 200
+            api.fail("getUpdates", 502, "Bad Gateway")  # the next poll fails
+            await driver.dm(ALICE, "are you ok?")  # wakes the current long poll
+            seen = []
+            for _ in range(200):
+                status, body = await get(f"{base}/healthz")
+                seen.append(status)
+                if status == 503:
+                    assert "telegram: not connected" in body
+                if 503 in seen and status == 200:
+                    break
+                await asyncio.sleep(0.02)
+                if status == 503 and len(seen) == 10:
+                    await driver.dm(ALICE, "still there?")  # the next poll succeeds
+            assert 503 in seen and seen[-1] == 200  # down, then back by itself
+            replies = await driver.replies(driver.dm_chat(ALICE), 2)
+            assert replies == ["echo: are you ok?", "echo: still there?"]
+        status, body = await get_safely(base)
+    assert status is None  # the endpoint closed with the gateway
+
+
+async def get_safely(base: str) -> tuple[int | None, str]:
+    try:
+        return await get(f"{base}/healthz")
+    except aiohttp.ClientError:
+        return None, ""
