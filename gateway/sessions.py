@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 import time
+from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -57,7 +58,7 @@ class Sessions:
         self.agent = agent
         self.idle_s = idle_s
         self._clock = clock
-        self._live: dict[SessionKey, _Live] = {}
+        self._live: OrderedDict[SessionKey, _Live] = OrderedDict()  # least recently used first
 
     def __len__(self) -> int:
         return len(self._live)
@@ -76,6 +77,7 @@ class Sessions:
         live = self._live.get(key)
         if live is not None:
             live.last_used = now
+            self._live.move_to_end(key)
             return live.conversation
         person = session_person(message, key)
         admin = admin and person == message.sender.person  # never in a shared group session
@@ -112,14 +114,28 @@ class Sessions:
         return session_id
 
     def evict_idle(self) -> int:
+        """Drop conversations idle past ``idle_s`` (oldest first; stops at the first recent
+        one, so a turn pays for what it evicts, not for every live session)."""
         cutoff = self._clock() - self.idle_s
-        stale = [
-            key
-            for key, live in self._live.items()
-            if live.last_used < cutoff
-            and (live.conversation.review_task is None or live.conversation.review_task.done())
-            and (live.conversation.compressing is None or live.conversation.compressing.done())
-        ]
-        for key in stale:
+        busy: list[tuple[SessionKey, _Live]] = []
+        evicted = 0
+        while self._live:
+            key, live = next(iter(self._live.items()))
+            if live.last_used >= cutoff:
+                break
             del self._live[key]
-        return len(stale)
+            if _busy(live.conversation):
+                busy.append((key, live))  # a review or compression still needs it
+            else:
+                evicted += 1
+        for key, live in busy:  # kept, and looked at again once the next one goes stale
+            live.last_used = self._clock()
+            self._live[key] = live
+        return evicted
+
+
+def _busy(conversation: Conversation) -> bool:
+    review, compressing = conversation.review_task, conversation.compressing
+    return (review is not None and not review.done()) or (
+        compressing is not None and not compressing.done()
+    )

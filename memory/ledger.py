@@ -150,11 +150,12 @@ class Ledger:
 
     # -- outbox ---------------------------------------------------------------------------
 
-    async def enqueue(self, outgoing: Outgoing, *, answers: Sequence[str] = ()) -> int:
-        """Persist a reply (and mark the updates it ``answers`` done) in one transaction."""
+    async def enqueue(self, outgoing: Outgoing, *, answers: Sequence[str] = ()) -> OutboxRow:
+        """Persist a reply (and mark the updates it ``answers`` done) in one transaction;
+        the row as stored."""
         now = time.time()
 
-        def run(db: sqlite3.Connection) -> int:
+        def run(db: sqlite3.Connection) -> OutboxRow:
             cursor = db.execute(
                 "INSERT INTO outbox(platform, chat_id, thread_id, reply_to, text, markdown,"
                 " buttons, session_key, kind, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
@@ -173,7 +174,21 @@ class Ledger:
             )
             _finish(db, answers, now)
             assert cursor.lastrowid is not None
-            return cursor.lastrowid
+            return OutboxRow(
+                id=cursor.lastrowid,
+                platform=outgoing.platform,
+                chat_id=outgoing.chat_id,
+                thread_id=outgoing.thread_id,
+                reply_to=outgoing.reply_to,
+                text=outgoing.text,
+                markdown=outgoing.markdown,
+                buttons=outgoing.buttons,
+                session_key=outgoing.session_key,
+                kind=outgoing.kind,
+                chunks_sent=0,
+                attempts=0,
+                created_at=now,
+            )
 
         return await self.archive.transact(run)
 

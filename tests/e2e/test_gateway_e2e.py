@@ -20,7 +20,7 @@ async def test_dm_round_trip(home: Path, driver: Driver, openai: FakeOpenAI) -> 
     async with running(home, driver, openai):
         await driver.dm(ALICE, "hello there")
         assert await driver.replies(driver.dm_chat(ALICE), 1) == ["echo: hello there"]
-        await driver.dm(ALICE, "slow: 0.3")
+        await driver.dm(ALICE, "slow: 0.8")  # long enough for "typing…"
         assert await driver.replies(driver.dm_chat(ALICE), 2) == [
             "echo: hello there",
             "slow answer",

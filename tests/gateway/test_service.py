@@ -266,7 +266,7 @@ async def test_a_restart_in_the_middle_of_a_turn_is_noticed(home: Path, archive:
 
 
 async def test_stop_drains_a_running_turn(home: Path, archive: Archive) -> None:
-    rig = Rig(home, archive, config(drain_timeout_s=5), delay=0.3)
+    rig = Rig(home, archive, config(drain_timeout_s=5), delay=0.8)
     await rig.gateway.start()
     await rig.adapter.say("slow one")
     await asyncio.sleep(0.05)

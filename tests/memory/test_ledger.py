@@ -32,9 +32,11 @@ async def test_interrupted_lists_unanswered_updates_once(archive: Archive) -> No
 
 async def test_outbox_rows_move_from_pending_to_sent_or_failed(archive: Archive) -> None:
     ledger = Ledger(archive)
-    one = await ledger.enqueue(Outgoing("telegram", "1", "one", buttons=(("Yes", "/y"),)))
-    two = await ledger.enqueue(Outgoing("discord", "2", "two", markdown=False))
-    three = await ledger.enqueue(Outgoing("telegram", "3", "three"))
+    stored = await ledger.enqueue(Outgoing("telegram", "1", "one", buttons=(("Yes", "/y"),)))
+    assert stored == await ledger.get(stored.id)  # what enqueue returns is what is stored
+    one = stored.id
+    two = (await ledger.enqueue(Outgoing("discord", "2", "two", markdown=False))).id
+    three = (await ledger.enqueue(Outgoing("telegram", "3", "three"))).id
     await ledger.progress(one, 2, "429")
     row = await ledger.get(one)
     assert row is not None
@@ -55,7 +57,7 @@ async def test_prune_forgets_old_rows_but_never_pending_work(archive: Archive) -
     await ledger.accept(inbound("old-queued", old))
     await ledger.finish(["old-done"])
     sent = await ledger.enqueue(Outgoing("telegram", "1", "x"))
-    await ledger.mark_sent(sent)
+    await ledger.mark_sent(sent.id)
     await ledger.enqueue(Outgoing("telegram", "1", "still pending"))
     assert await ledger.prune(now=time.time() + 100) == 2
     assert await ledger.accept(inbound("old-done"))  # forgotten

@@ -1,0 +1,72 @@
+"""Live sessions: resumed from the archive, evicted when idle, never while still busy."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+from agent_core.agent import Agent, AgentSettings
+from agent_core.models.scripted import ScriptedModel, echo
+from gateway.router import SessionKey
+from gateway.sessions import Sessions
+from memory import MemoryStores
+from memory.archive import Archive
+from tests.gateway.harness import ChatAdapter
+
+
+class Clock:
+    def __init__(self) -> None:
+        self.now = 1000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
+async def test_idle_sessions_leave_memory_and_resume_from_the_archive(
+    home: Path, archive: Archive
+) -> None:
+    agent = Agent(
+        model=ScriptedModel(respond=echo), archive=archive, stores=MemoryStores(home / "m"),
+        home=home, settings=AgentSettings(review_enabled=False),
+    )  # fmt: skip
+    clock = Clock()
+    sessions = Sessions(agent, idle_s=60, clock=clock)
+    chat = ChatAdapter()
+    keys = []
+    for user in ("1", "2", "3"):
+        message = chat.message("hi", user=user)
+        key = SessionKey.for_message(message)
+        keys.append((key, message))
+        conversation = await sessions.get(key, message)
+        await agent.turn(conversation, "hi")
+        clock.now += 25
+    assert len(sessions) == 3
+    # user 1 comes back just in time: used again, so it is the most recent now
+    first = await sessions.get(*keys[0])
+    clock.now += 50  # 2 (last used at 1025) and 3 (1050) are past 60 s; 1 (1075) is not
+    await sessions.get(*keys[0])
+    assert len(sessions) == 1 and sessions.peek(keys[0][0]) is first
+    resumed = await sessions.get(*keys[1])  # back from the archive, same session
+    assert resumed.id == (await archive.latest_session(str(keys[1][0]))).id  # type: ignore[union-attr]
+    assert [m["role"] for m in resumed.history] == ["user", "assistant"]
+
+
+async def test_a_session_with_a_running_review_is_kept(home: Path, archive: Archive) -> None:
+    agent = Agent(
+        model=ScriptedModel(respond=echo), archive=archive, stores=MemoryStores(home / "m"),
+        home=home, settings=AgentSettings(review_enabled=False),
+    )  # fmt: skip
+    clock = Clock()
+    sessions = Sessions(agent, idle_s=60, clock=clock)
+    chat = ChatAdapter()
+    message = chat.message("hi", user="1")
+    key = SessionKey.for_message(message)
+    conversation = await sessions.get(key, message)
+    blocker = asyncio.get_running_loop().create_future()
+    conversation.review_task = asyncio.ensure_future(blocker)
+    clock.now += 120
+    assert sessions.evict_idle() == 0 and sessions.peek(key) is conversation
+    blocker.set_result(None)
+    await asyncio.sleep(0)
+    clock.now += 120
+    assert sessions.evict_idle() == 1 and sessions.peek(key) is None
