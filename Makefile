@@ -1,7 +1,7 @@
 # One task runner: CI runs `make lint` and `make test` (see .ci/run).
 PY ?= .venv/bin/python
 
-.PHONY: setup test lint fmt bench
+.PHONY: setup test lint fmt bench bench-gateway
 
 setup:
 	python3 -m venv .venv
@@ -25,3 +25,7 @@ fmt:
 BENCH_ARGS ?=
 bench:
 	$(PY) bench/archive_bench.py --messages 50000 $(BENCH_ARGS)
+
+# The gateway end to end through the Telegram emulator: 1,000 chats (see bench/README.md).
+bench-gateway:
+	$(PY) bench/gateway_bench.py $(BENCH_ARGS)
