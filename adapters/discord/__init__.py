@@ -16,6 +16,14 @@ with warnings.catch_warnings():
 
 from adapters.discord.client import DiscordAdapter
 from adapters.discord.normalize import identity, normalize, normalize_interaction
+from adapters.discord.probe import probe
 from adapters.discord.render import render
 
-__all__ = ["DiscordAdapter", "identity", "normalize", "normalize_interaction", "render"]
+__all__ = [
+    "DiscordAdapter",
+    "identity",
+    "normalize",
+    "normalize_interaction",
+    "probe",
+    "render",
+]

@@ -19,6 +19,7 @@ os.environ.setdefault("PTB_TIMEDELTA", "true")
 
 from adapters.telegram.client import TelegramAdapter
 from adapters.telegram.normalize import normalize
+from adapters.telegram.probe import probe
 from adapters.telegram.render import Chunk, render
 
-__all__ = ["Chunk", "TelegramAdapter", "normalize", "render"]
+__all__ = ["Chunk", "TelegramAdapter", "normalize", "probe", "render"]

@@ -107,6 +107,8 @@ class Model(Protocol):
         tools: Sequence[ToolSpec],
         *,
         model: str | None = None,
+        max_tokens: int | None = None,
     ) -> ModelReply:
-        """One request; ``model`` overrides the configured model name for this call."""
+        """One request; ``model`` overrides the configured model name for this call,
+        ``max_tokens`` caps the answer (``mnemo doctor`` asks for one token)."""
         ...

@@ -110,10 +110,13 @@ class OpenAIModel:
         tools: Sequence[ToolSpec],
         *,
         model: str | None = None,
+        max_tokens: int | None = None,
     ) -> ModelReply:
         request: dict[str, Any] = {"model": model or self.name, "messages": list(messages)}
         if tools:
             request["tools"] = list(tools)
+        if max_tokens is not None:
+            request["max_tokens"] = max_tokens
         last = "no attempt was made"
         for attempt in range(self.max_retries + 1):
             requested: float | None = None

@@ -59,6 +59,7 @@ class ScriptedModel:
         tools: Sequence[ToolSpec],
         *,
         model: str | None = None,
+        max_tokens: int | None = None,
     ) -> ModelReply:
         self.requests.append(
             Request(copy.deepcopy(list(messages)), copy.deepcopy(list(tools)), model)
