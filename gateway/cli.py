@@ -10,7 +10,15 @@ import argparse
 import sys
 from collections.abc import Sequence
 
-from gateway import cli_chat, cli_memory, cli_run, cli_sessions, cli_skills
+from gateway import (
+    cli_chat,
+    cli_doctor,
+    cli_memory,
+    cli_run,
+    cli_sessions,
+    cli_setup,
+    cli_skills,
+)
 from gateway.config import ConfigError, load_config, resolve_paths
 
 __all__ = ["main"]
@@ -34,6 +42,8 @@ def build_parser() -> argparse.ArgumentParser:
     cli_chat.register(commands)
     cli_run.register(commands)
     cli_skills.register(commands)
+    cli_doctor.register(commands)
+    cli_setup.register(commands)
     return parser
 
 
