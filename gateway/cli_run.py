@@ -56,7 +56,7 @@ def _telegram(section: TelegramConfig, token: str, env: Mapping[str, str]) -> Ad
         webhook_url=section.webhook_url,
         webhook_listen=section.webhook_listen,
         webhook_port=section.webhook_port,
-        webhook_secret=env.get(section.webhook_secret_env),
+        webhook_secret=env.get(section.webhook_secret_env) or None,
     )
 
 
