@@ -159,7 +159,6 @@ class Tool:
         return cls(name or function.__name__, description, parameters, function)
 
     def spec(self) -> dict[str, Any]:
-
         """The Chat Completions ``tools`` entry."""
         return {
             "type": "function",
