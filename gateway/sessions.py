@@ -11,7 +11,7 @@ Whose memory a session uses (``session_person``): the speaker's, in a DM and in 
 with per-person sessions. A group session shared by everyone
 (``gateway.group_sessions_per_user: false``) cannot follow each speaker without rebuilding
 its frozen prompt, and must not carry one member's private memory to the others, so it
-uses a store of its own, named after the chat (``telegram-chat-_100123``).
+uses a store of its own, named after the chat (``telegram-chat--100123``).
 """
 
 from __future__ import annotations

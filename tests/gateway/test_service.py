@@ -392,3 +392,29 @@ async def test_skill_changes_are_reviewed_by_admins_in_chat(rig: Rig) -> None:
     assert "+1. Move the file" in diff
     assert "created skill rotate-logs" in approved
     assert pending.id in again and store.get("rotate-logs") is not None
+
+
+async def test_a_shared_group_session_never_carries_a_members_private_memory(
+    home: Path, archive: Archive
+) -> None:
+    rig = Rig(home, archive, config(group_sessions_per_user=False))
+    await rig.gateway.start()
+    await rig.adapter.say("remember: my PIN hint is the cat", user="1")  # Ada's own DM
+    await rig.adapter.wait_sent(1)
+    group = {"chat": "-100", "chat_type": "group", "mention": True}
+    await rig.adapter.say("hello group", user="1", name="Ada", **group)
+    await rig.adapter.wait_sent(2)
+    await rig.adapter.say("what day is it", user="2", name="Bo", **group)
+    await rig.adapter.wait_sent(3)
+    await rig.adapter.say("/memory", user="2", chat="-100", chat_type="group")
+    await rig.adapter.wait_sent(4)
+    await rig.gateway.stop()
+    shared = await archive.latest_session("telegram:group:-100")
+    assert shared is not None
+    session = await archive.get_session(shared.id, viewer=None)
+    assert session is not None and session.people == ("telegram-chat--100",)
+    group_requests = [r for r in rig.model.requests if "hello group" in json.dumps(r.messages)]
+    assert len(group_requests) == 2  # one session: Bo's turn sees Ada's message
+    assert all("PIN hint" not in json.dumps(r.messages) for r in group_requests)
+    assert "Ada: hello group" in json.dumps(group_requests[0].messages)  # speakers are named
+    assert "PIN hint" not in rig.adapter.texts("-100")[-1]  # Bo's /memory is Bo's own
