@@ -86,6 +86,7 @@ class PairingStore:
         data.setdefault("pending", [])
         data.setdefault("requests", {})
         data.setdefault("chats", {})
+        data.setdefault("welcome", [])
         return data
 
     def _save(self, data: dict[str, Any]) -> None:
@@ -163,8 +164,28 @@ class PairingStore:
             data["pending"].remove(match)
             if match["who"] not in data["approved"]:
                 data["approved"].append(match["who"])
+            if match["who"] not in data["welcome"]:
+                data["welcome"].append(match["who"])
             self._save(data)
             return str(match["who"])
+
+    def take_welcomes(self) -> list[tuple[str, str]]:
+        """(person, DM chat) of people approved since the last call, whichever way (chat
+        or ``mnemo pairing approve``), so the running gateway can tell them; each once."""
+        if not self.path.exists():
+            return []
+        with file_lock(self.path):
+            data = self._load()
+            if not data["welcome"]:
+                return []
+            welcomes = [
+                (str(who), str(data["chats"][who]))
+                for who in data["welcome"]
+                if who in data["chats"]
+            ]
+            data["welcome"] = []
+            self._save(data)
+        return welcomes
 
     def revoke(self, qualified: str) -> bool:
         with file_lock(self.path):

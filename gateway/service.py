@@ -53,6 +53,7 @@ RESTARTED = (
     "I was restarted while I was answering your message, so that answer was lost."
     " Please send it again."
 )
+PAIRING_POLL_S = 2.0
 TYPING_AFTER_S = 0.5
 TYPING_EVERY_S = 4.0
 
@@ -141,6 +142,7 @@ class Gateway:
             except Exception as exc:  # the menu is a convenience; chatting works without it
                 log.warning("%s: could not register the command menu: %s", adapter.platform, exc)
         self._running = True
+        self._track(self._watch_pairing(), "watch:pairing")
         await self._notice_interrupted()
         delivered = await self.outbox.flush()
         if delivered:
@@ -280,22 +282,35 @@ class Gateway:
         )
 
     async def _paired(self, who: str) -> None:
-        platform = who.split(":", 1)[0]
-        chat = await asyncio.to_thread(self.auth.pairing.chat_of, who)
-        if chat is None or platform not in self.adapters:
-            return
-        self._track(
-            self.outbox.post(
-                Outgoing(
-                    platform,
-                    chat,
-                    "You're approved — you can talk to me now. /help shows what I can do.",
-                    markdown=False,
-                    kind="notice",
-                )
-            ),
-            f"notice:paired:{who}",
-        )
+        await self._welcome()
+
+    async def _welcome(self) -> None:
+        """Tell people approved by pairing (in chat or from the shell) that they are in."""
+        for who, chat in await asyncio.to_thread(self.auth.pairing.take_welcomes):
+            platform = who.split(":", 1)[0]
+            if platform not in self.adapters:
+                continue
+            self._track(
+                self.outbox.post(
+                    Outgoing(
+                        platform,
+                        chat,
+                        "You're approved — you can talk to me now. /help shows what I can do.",
+                        markdown=False,
+                        kind="notice",
+                    )
+                ),
+                f"notice:paired:{who}",
+            )
+
+    async def _watch_pairing(self) -> None:
+        """``mnemo pairing approve`` runs in another process: look for its approvals."""
+        while True:
+            await asyncio.sleep(PAIRING_POLL_S)
+            try:
+                await self._welcome()
+            except Exception as exc:  # a broken file must not end the watch
+                log.warning("could not read pairing approvals: %s", exc)
 
     # -- lanes ----------------------------------------------------------------------------
 
@@ -505,7 +520,7 @@ class Gateway:
         return task
 
     async def _await_tasks(self, timeout_s: float) -> None:
-        pending = {t for t in self._tasks if not t.get_name().startswith("typing:")}
+        pending = {t for t in self._tasks if not t.get_name().startswith(("typing:", "watch:"))}
         if pending:
             _done, left = await asyncio.wait(pending, timeout=timeout_s)
             for task in left:

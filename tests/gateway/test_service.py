@@ -418,3 +418,19 @@ async def test_a_shared_group_session_never_carries_a_members_private_memory(
     assert all("PIN hint" not in json.dumps(r.messages) for r in group_requests)
     assert "Ada: hello group" in json.dumps(group_requests[0].messages)  # speakers are named
     assert "PIN hint" not in rig.adapter.texts("-100")[-1]  # Bo's /memory is Bo's own
+
+
+async def test_an_approval_from_the_shell_is_announced_once(
+    rig: Rig, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gateway import service
+    from gateway.auth import PairingStore
+
+    monkeypatch.setattr(service, "PAIRING_POLL_S", 0.05)
+    await rig.adapter.say("hi", user="77", name="Stranger")
+    await rig.adapter.wait_sent(1, chat="77")
+    code = rig.adapter.texts("77")[0].split("\n\n")[1]
+    assert PairingStore(rig.home / "pairing.json").approve(code) == "telegram:77"  # the CLI
+    await rig.adapter.wait_sent(2, chat="77")
+    await asyncio.sleep(0.3)
+    assert len(rig.adapter.texts("77")) == 2 and "approved" in rig.adapter.texts("77")[1]
