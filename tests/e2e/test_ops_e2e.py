@@ -94,3 +94,22 @@ async def get_safely(base: str) -> tuple[int | None, str]:
         return await get(f"{base}/healthz")
     except aiohttp.ClientError:
         return None, ""
+
+
+async def test_a_model_outage_is_told_counted_and_loses_nothing(
+    home: Path, driver: Driver, openai: FakeOpenAI
+) -> None:
+    platform = driver.platform
+    async with running(home, driver, openai) as stack, ops_for(stack.gateway) as base:
+        openai.fail_next(1, 503)
+        await driver.dm(ALICE, "the meeting moved to 3pm")
+        [apology] = await driver.replies(driver.dm_chat(ALICE), 1)
+        await driver.dm(ALICE, "did you get that?")
+        await driver.replies(driver.dm_chat(ALICE), 2)
+        _status, text = await get(f"{base}/metrics")
+    assert "can't reach my language model" in apology and "saved" in apology
+    values = samples(text)
+    assert values[("mnemo_turns_total", (("outcome", "error"), ("platform", platform)))] == 1
+    assert values[("mnemo_model_errors_total", (("kind", "unavailable"),))] == 1
+    # the message the model never saw is in the archive and in the next turn's history
+    assert "the meeting moved to 3pm" in str(openai.requests[-1].body["messages"])
