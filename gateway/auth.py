@@ -14,9 +14,7 @@ a lock), so they survive restarts and two processes never lose each other's writ
 
 from __future__ import annotations
 
-import contextlib
 import json
-import logging
 import secrets
 import time
 from collections.abc import Callable, Mapping
@@ -25,11 +23,10 @@ from pathlib import Path
 from typing import Any, Literal
 
 from adapters.messages import Identity, InboundMessage
-from memory.files import atomic_write_text, file_lock
+from memory.files import atomic_write_text, file_lock, move_aside
 
 __all__ = ["Access", "Auth", "PairingStore", "Verdict"]
 
-log = logging.getLogger(__name__)
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
 CODE_LENGTH = 8
@@ -78,10 +75,7 @@ class PairingStore:
             pass
         except (ValueError, TypeError, UnicodeDecodeError) as exc:
             # deny by default still holds: nobody is approved until the file is repaired
-            aside = self.path.with_name(f"{self.path.name}.corrupt.{int(self._clock())}")
-            with contextlib.suppress(OSError):
-                self.path.replace(aside)
-            log.warning("pairing file %s was unreadable (%s); moved to %s", self.path, exc, aside)
+            move_aside(self.path, exc, what="pairings", now=self._clock())
         data.setdefault("approved", [])
         data.setdefault("pending", [])
         data.setdefault("requests", {})

@@ -13,12 +13,22 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import logging
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-__all__ = ["atomic_write_bytes", "atomic_write_text", "ensure_private_dir", "file_lock"]
+__all__ = [
+    "atomic_write_bytes",
+    "atomic_write_text",
+    "ensure_private_dir",
+    "file_lock",
+    "fsync_dir",
+    "move_aside",
+]
+
+log = logging.getLogger(__name__)
 
 FILE_MODE = 0o600
 DIR_MODE = 0o700
@@ -60,7 +70,7 @@ def atomic_write_bytes(path: Path, data: bytes, *, mode: int = FILE_MODE) -> Non
         with contextlib.suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    fsync_dir(path.parent)
 
 
 def atomic_write_text(path: Path, text: str, *, mode: int = FILE_MODE) -> None:
@@ -68,9 +78,25 @@ def atomic_write_text(path: Path, text: str, *, mode: int = FILE_MODE) -> None:
     atomic_write_bytes(path, text.encode("utf-8"), mode=mode)
 
 
-def _fsync_dir(directory: Path) -> None:
+def fsync_dir(directory: Path) -> None:
+    """Make a rename or an unlink in ``directory`` durable."""
     fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
     try:
         os.fsync(fd)
     finally:
         os.close(fd)
+
+
+def move_aside(path: Path, problem: object, *, what: str, now: float) -> None:
+    """A state file we cannot read as ours goes to ``<name>.corrupt.<unix-ts>`` (kept for an
+    operator, logged) so every later call does not trip over it; ``what`` names it in the
+    log line ("staged memory writes", "the pairing file")."""
+    aside = path.with_name(f"{path.name}.corrupt.{int(now)}")
+    try:
+        os.replace(path, aside)
+    except OSError as exc:
+        log.warning(
+            "%s in %s were unreadable (%s) and could not be moved: %s", what, path, problem, exc
+        )
+        return
+    log.warning("%s in %s were unreadable (%s); moved to %s", what, path, problem, aside)

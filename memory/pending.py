@@ -8,8 +8,6 @@ the store it changes, so a person's pending writes are as private as their memor
 from __future__ import annotations
 
 import json
-import logging
-import os
 import secrets
 import time
 from collections.abc import Sequence
@@ -18,13 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from memory.entries import Target
-from memory.files import atomic_write_text
+from memory.files import atomic_write_text, move_aside
 from memory.operations import Operation, op_dict
 
 __all__ = ["PENDING_FILE", "PendingWrite", "load_pending", "new_pending_id", "save_pending"]
 
 PENDING_FILE = "PENDING.json"
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,11 +77,7 @@ def load_pending(path: Path) -> list[PendingWrite]:
     except FileNotFoundError:
         return []
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
-        aside = path.with_name(f"{path.name}.corrupt.{int(time.time())}")
-        os.replace(path, aside)
-        log.warning(
-            "staged memory writes in %s were unreadable (%s); moved to %s", path, exc, aside
-        )
+        move_aside(path, exc, what="staged memory writes", now=time.time())
         return []
     return items
 

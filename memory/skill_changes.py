@@ -13,15 +13,13 @@ breaking every later skill write, as ``memory/pending.py`` does for memory.
 from __future__ import annotations
 
 import json
-import logging
-import os
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, get_args
 
-from memory.files import atomic_write_text
+from memory.files import atomic_write_text, move_aside
 
 __all__ = [
     "PENDING_FILE",
@@ -45,7 +43,6 @@ _VERBS = {
     "write_file": "write",
     "remove_file": "remove",
 }
-log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,11 +120,7 @@ def load_pending(path: Path, *, now: float) -> list[PendingSkillChange]:
     except FileNotFoundError:
         return []
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
-        aside = path.with_name(f"{path.name}.corrupt.{int(now)}")
-        os.replace(path, aside)
-        log.warning(
-            "staged skill changes in %s were unreadable (%s); moved to %s", path, exc, aside
-        )
+        move_aside(path, exc, what="staged skill changes", now=now)
         return []
     return items
 

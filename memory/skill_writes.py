@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory.files import atomic_write_text, ensure_private_dir
+from memory.files import atomic_write_text, ensure_private_dir, fsync_dir
 from memory.skill_changes import SkillChange
 from memory.skill_files import (
     MAX_SUPPORT_BYTES,
@@ -123,7 +123,7 @@ def _create(store: SkillStore, change: SkillChange) -> Plan:
         except BaseException:
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-        _fsync_dir(parent)
+        fsync_dir(parent)
 
     where = f" in category {category}" if category else ""
     return Plan(
@@ -188,7 +188,7 @@ def _delete(store: SkillStore, folder: Folder) -> Plan:
         parent = folder.directory.parent
         doomed = parent / f".deleted-{folder.directory.name}-{secrets.token_hex(4)}"
         os.rename(folder.directory, doomed)
-        _fsync_dir(parent)
+        fsync_dir(parent)
         shutil.rmtree(doomed)  # never follows symlinks: it unlinks them
         if folder.category is not None:
             with contextlib.suppress(OSError):
@@ -272,7 +272,7 @@ def _remove_file(change: SkillChange, folder: Folder) -> Plan:
             except OSError:
                 break
             directory = directory.parent
-        _fsync_dir(path.parent if path.parent.exists() else folder.directory)
+        fsync_dir(path.parent if path.parent.exists() else folder.directory)
 
     return Plan(
         f"removed {change.name}/{file_path}",
@@ -345,11 +345,3 @@ def _files(top: Path) -> list[Path]:
         elif kind == "dir":
             found.extend(_files(path))
     return found
-
-
-def _fsync_dir(directory: Path) -> None:
-    fd = os.open(directory, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
