@@ -110,24 +110,24 @@ class PairingStore:
         ]
         return pending, [str(who) for who in data["approved"]]
 
-    def chat_of(self, qualified: str) -> str | None:
-        """The DM chat a person asked for pairing from (to tell them they were approved)."""
-        chat = self._load()["chats"].get(qualified)
-        return None if chat is None else str(chat)
-
     def request(self, qualified: str, display_name: str, chat_id: str | None = None) -> str | None:
         """The person's code (the same one while it is valid), or None past the daily cap."""
         now = self._clock()
         with file_lock(self.path):
             data = self._load()
-            data["pending"] = [p for p in data["pending"] if p["expires_at"] > now]
-            for pending in data["pending"]:
+            valid = [p for p in data["pending"] if p["expires_at"] > now]
+            expired = len(valid) != len(data["pending"])
+            data["pending"] = valid
+            # a stranger may write many times: the file is rewritten only when it changes
+            for pending in valid:
                 if pending["who"] == qualified:
-                    self._save(data)
+                    if expired:
+                        self._save(data)
                     return str(pending["code"])
             recent = [t for t in data["requests"].get(qualified, []) if t > now - 86_400]
-            if len(recent) >= MAX_CODES_PER_DAY or len(data["pending"]) >= MAX_PENDING:
-                self._save(data)
+            if len(recent) >= MAX_CODES_PER_DAY or len(valid) >= MAX_PENDING:
+                if expired:
+                    self._save(data)
                 return None
             code = "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
             data["pending"].append(

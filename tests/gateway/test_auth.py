@@ -41,7 +41,9 @@ def test_deny_by_default_and_pairing_for_a_dm(tmp_path: Path) -> None:
     first = auth.check(dm())
     assert first.action == "pair" and first.code is not None
     assert len(first.code) == 8 and set(first.code) <= set(CODE_ALPHABET)
+    written = (tmp_path / "pairing.json").stat().st_ino
     assert auth.check(dm()).code == first.code  # the same code while it is valid
+    assert (tmp_path / "pairing.json").stat().st_ino == written  # and the file is not rewritten
     assert auth.pairing.approve(first.code.lower()) == "telegram:7"
     assert auth.check(dm()).action == "allow"
     assert stat.S_IMODE((tmp_path / "pairing.json").stat().st_mode) == 0o600
