@@ -25,7 +25,7 @@ from typing import Any
 from adapters.base import Adapter
 from gateway import logs
 from gateway.app import access, build_gateway, gateway_settings
-from gateway.auth import Auth, PairingStore
+from gateway.auth import PairingStore
 from gateway.cli_chat import build_model
 from gateway.cli_memory import UsageError
 from gateway.config import (
@@ -156,7 +156,7 @@ async def _serve(paths: Paths, config: Config, adapters: dict[str, Adapter], mod
             log.error("reload refused, keeping the running config: %s", "; ".join(exc.lines))
             return
         if gateway is not None:
-            gateway.reload(Auth(access(fresh), gateway.auth.pairing), gateway_settings(fresh))
+            gateway.reload(access(fresh), gateway_settings(fresh))
             log.info("reloaded allowlists, admins and group settings from %s", paths.config_file)
 
     loop.add_signal_handler(signal.SIGHUP, reload)

@@ -30,6 +30,7 @@ Metric names (counters get ``_total`` in the exposition)::
     mnemo_model_retries_total
     mnemo_reviews_total{result}               result: saved | nothing
     mnemo_review_writes_total
+    mnemo_redeliveries_total                  updates dropped as already answered
     mnemo_memory_chars_max{file}              file: MEMORY.md | USER.md
     mnemo_memory_chars_sum{file}
     mnemo_memory_stores
@@ -128,6 +129,11 @@ class Metrics:
         self._review_writes = Counter(
             "mnemo_review_writes", "Memory writes made by background reviews.", registry=reg
         )
+        self._redeliveries = Counter(
+            "mnemo_redeliveries",
+            "Updates a platform delivered again and the gateway dropped (answered before).",
+            registry=reg,
+        )
         self._memory_max = Gauge(
             "mnemo_memory_chars_max",
             "Largest memory file over all stores, in characters.",
@@ -200,6 +206,15 @@ class Metrics:
         """A finished background review and the memory writes it made."""
         self._reviews.labels(result="saved" if wrote else "nothing").inc()
         self._review_writes.inc(_count(writes))
+
+    @_never_raises
+    def redelivery(self) -> None:
+        self._redeliveries.inc()
+
+    def value(self, name: str, **labels: str) -> float:
+        """A sample's current value (0 when it has none yet): for /admin stats and tests,
+        so nothing keeps a second count beside the registry."""
+        return self.registry.get_sample_value(name, labels) or 0.0
 
     # -- sampled state (set by the scrape-time refresh) --------------------------------------
 

@@ -34,7 +34,7 @@ from adapters.base import Adapter, BotCommand
 from adapters.messages import InboundMessage
 from agent_core.agent import Agent, Conversation
 from agent_core.review import ReviewOutcome
-from gateway.auth import Auth
+from gateway.auth import Access, Auth
 from gateway.commands import COMMANDS, CommandRequest, Commands, parse_command
 from gateway.metrics import Metrics
 from gateway.outbox import Outbox
@@ -53,7 +53,6 @@ RESTARTED = (
     "I was restarted while I was answering your message, so that answer was lost."
     " Please send it again."
 )
-PAIRING_POLL_S = 2.0
 TYPING_AFTER_S = 0.5
 TYPING_EVERY_S = 4.0
 
@@ -71,18 +70,8 @@ class GatewaySettings:
     drain_timeout_s: float = 30.0
     idle_session_s: float = 3600.0
     notify: str = "off"  # off | on | verbose (memory.notify)
+    pairing_poll_s: float = 2.0  # how often approvals made from the shell are looked for
     platforms: Mapping[str, PlatformPolicy] = field(default_factory=dict)
-
-
-@dataclass(slots=True)
-class Counters:
-    received: int = 0
-    duplicates: int = 0
-    ignored: int = 0
-    turns: int = 0
-    commands: int = 0
-    reviews_saved: int = 0
-    started_at: float = field(default_factory=time.time)
 
 
 class Gateway:
@@ -113,7 +102,6 @@ class Gateway:
             on_paired=self._paired,
             skills=agent.skills,
         )
-        self.counters = Counters()
         self._running = False
         self._closing = False
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -212,10 +200,10 @@ class Gateway:
                 "notice:restart",
             )
 
-    def reload(self, auth: Auth, settings: GatewaySettings) -> None:
+    def reload(self, access: Access, settings: GatewaySettings) -> None:
         """Take new allowlists, admins and group policies (SIGHUP); sessions, lanes and the
         outbox carry on untouched. Concurrency and drain settings apply from the next start."""
-        self.auth.access = auth.access
+        self.auth.access = access
         self.settings = replace(
             self.settings,
             platforms=settings.platforms,
@@ -226,14 +214,11 @@ class Gateway:
 
     async def receive(self, message: InboundMessage) -> None:
         """An adapter's sink: authorize, gate, deduplicate, queue. Returns quickly."""
-        self.counters.received += 1
         verdict = self.auth.check(message)
         if verdict.action == "ignore":
-            self.counters.ignored += 1
             log.debug("ignored %s: %s", message.dedup_key, verdict.reason)
             return
         if verdict.action == "allow" and not self._addressed(message):
-            self.counters.ignored += 1
             return
         key = SessionKey.for_message(
             message, per_user_in_groups=self.settings.group_sessions_per_user
@@ -243,7 +228,7 @@ class Gateway:
             await self._accept(message, key)
             return
         if not await self._accept(message, key):
-            self.counters.duplicates += 1
+            self.metrics.redelivery()
             log.info("dropped a redelivered update %s", message.dedup_key)
             return
         if verdict.action == "pair":
@@ -306,7 +291,7 @@ class Gateway:
     async def _watch_pairing(self) -> None:
         """``mnemo pairing approve`` runs in another process: look for its approvals."""
         while True:
-            await asyncio.sleep(PAIRING_POLL_S)
+            await asyncio.sleep(self.settings.pairing_poll_s)
             try:
                 await self._welcome()
             except Exception as exc:  # a broken file must not end the watch
@@ -374,7 +359,6 @@ class Gateway:
     async def _command(
         self, key: SessionKey, message: InboundMessage, name: str, args: str
     ) -> None:
-        self.counters.commands += 1
         began = time.monotonic()
         request = CommandRequest(message, key, name, args, admin=self.auth.is_admin(message.sender))
         try:
@@ -411,7 +395,6 @@ class Gateway:
             outcome = await self.agent.turn(conversation, text, speaker=None if shared else speaker)
         finally:
             done.set()
-        self.counters.turns += 1
         keys = tuple(m.dedup_key for m in messages)
         await self._reply(
             last, key, outcome.reply or "(no answer)", answers=keys, reply=last.chat_type != "dm"
@@ -453,8 +436,6 @@ class Gateway:
         if task.cancelled() or task.exception() is not None:
             return
         outcome = task.result()
-        if outcome.saved:
-            self.counters.reviews_saved += 1
         writes = len(outcome.saved) + len(outcome.staged) + len(outcome.skills)
         self.metrics.review(outcome.wrote, writes)
         self.metrics.model_usage(
@@ -534,7 +515,9 @@ class Gateway:
     async def _stats(self) -> dict[str, Any]:
         outbox = await self.ledger.counts()
         return {
-            "Reviews that saved memory (since start)": self.counters.reviews_saved,
+            "Reviews that saved memory (since start)": int(
+                self.metrics.value("mnemo_reviews_total", result="saved")
+            ),
             "Live sessions": len(self.sessions),
             "Queued messages": self.router.queued,
             "Outbox pending / failed": f"{outbox.get('pending', 0)} / {outbox.get('failed', 0)}",

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from gateway import cli_sessions
 from gateway.cli import main
 from memory.archive import Archive, NewMessage, SessionSpec
 
@@ -464,6 +463,19 @@ def test_reading_an_empty_home_creates_nothing(
     assert not (home / "state.db").exists()
 
 
+class Terminal(io.StringIO):
+    """stderr as a terminal: what the CLI checks before it draws a progress line."""
+
+    def isatty(self) -> bool:
+        return True
+
+    def take(self) -> str:
+        text = self.getvalue()
+        self.seek(0)
+        self.truncate()
+        return text
+
+
 def test_progress_goes_to_stderr_only_on_a_terminal(
     home: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -472,12 +484,14 @@ def test_progress_goes_to_stderr_only_on_a_terminal(
     assert (code, err) == (0, "")  # capsys's stderr is not a terminal
     assert export(home, capsys)  # asserts err == ""
 
-    monkeypatch.setattr(cli_sessions, "_progress_enabled", lambda: True)
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)  # a terminal on stderr, not our own switch
     fresh = tmp_path / "fresh"
-    code, out, err = run(fresh, "sessions", "import", str(path), capsys=capsys)
+    code, out, _ = run(fresh, "sessions", "import", str(path), capsys=capsys)
+    err = terminal.take()
     assert code == 0 and err == "\rimporting 7/7 records\n" and out.startswith("Read 7 records")
-    code, out, err = run(fresh, "sessions", "export", capsys=capsys)
-    assert code == 0 and err == "\rexported 7 records\n"
+    code, out, _ = run(fresh, "sessions", "export", capsys=capsys)
+    assert code == 0 and terminal.take() == "\rexported 7 records\n"
     assert [json.loads(line)["content"] for line in out.splitlines()] == [
         r["content"] for r in RECORDS
     ]

@@ -5,6 +5,7 @@ wires: tests/e2e.)"""
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 from collections.abc import AsyncIterator, Sequence
 from pathlib import Path
@@ -146,7 +147,8 @@ async def test_a_redelivered_update_is_answered_once(rig: Rig) -> None:
     await rig.adapter.wait_sent(1)
     await asyncio.sleep(0.1)
     assert rig.adapter.texts() == ["echo: once"]
-    assert rig.gateway.counters.duplicates == 1
+    assert rig.gateway.metrics.value("mnemo_redeliveries_total") == 1
+    assert len(rig.model.requests) == 1
 
 
 async def test_two_people_in_a_group_keep_separate_sessions_and_memories(rig: Rig) -> None:
@@ -420,17 +422,17 @@ async def test_a_shared_group_session_never_carries_a_members_private_memory(
     assert "PIN hint" not in rig.adapter.texts("-100")[-1]  # Bo's /memory is Bo's own
 
 
-async def test_an_approval_from_the_shell_is_announced_once(
-    rig: Rig, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    from gateway import service
+async def test_an_approval_from_the_shell_is_announced_once(home: Path, archive: Archive) -> None:
     from gateway.auth import PairingStore
 
-    monkeypatch.setattr(service, "PAIRING_POLL_S", 0.05)
+    rig = Rig(home, archive, config())
+    rig.gateway.settings = dataclasses.replace(rig.gateway.settings, pairing_poll_s=0.05)
+    await rig.gateway.start()
     await rig.adapter.say("hi", user="77", name="Stranger")
     await rig.adapter.wait_sent(1, chat="77")
     code = rig.adapter.texts("77")[0].split("\n\n")[1]
     assert PairingStore(rig.home / "pairing.json").approve(code) == "telegram:77"  # the CLI
     await rig.adapter.wait_sent(2, chat="77")
     await asyncio.sleep(0.3)
+    await rig.gateway.stop()
     assert len(rig.adapter.texts("77")) == 2 and "approved" in rig.adapter.texts("77")[1]
