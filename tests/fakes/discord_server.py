@@ -93,6 +93,7 @@ from tests.fakes.discord_models import (
     snowflake_time,
 )
 from tests.fakes.discord_rest import DiscordRest, Injected
+from tests.fakes.loopback import serve
 
 __all__ = [
     "Callback",
@@ -179,17 +180,7 @@ class FakeDiscord(DiscordRest):
         app = web.Application()
         app.router.add_get("/gateway", self._gateway)
         app.router.add_route("*", "/api/v10/{tail:.*}", self._rest)
-        runner = web.AppRunner(
-            app, handler_cancellation=True, access_log=None, shutdown_timeout=self._shutdown_timeout
-        )
-        await runner.setup()
-        try:
-            site = web.TCPSite(runner, "127.0.0.1", 0)
-            await site.start()
-            self._port = int(runner.addresses[0][1])
-        except BaseException:
-            await runner.cleanup()
-            raise
+        runner, self._port = await serve(app, shutdown_timeout=self._shutdown_timeout)
         self._closing.clear()
         self._runner = runner
 

@@ -70,6 +70,8 @@ from typing import Any, Literal, Self, TypeAlias
 
 from aiohttp import web
 
+from tests.fakes.loopback import serve
+
 __all__ = [
     "Call",
     "Dynamic",
@@ -262,20 +264,7 @@ class FakeOpenAI:
         app.router.add_post("/v1/chat/completions", self._chat_completions)
         app.router.add_get("/v1/models", self._list_models)
         app.router.add_route("*", "/{tail:.*}", self._unknown)
-        runner = web.AppRunner(
-            app,
-            handler_cancellation=True,  # a client that gives up cancels its handler
-            access_log=None,
-            shutdown_timeout=self._shutdown_timeout,
-        )
-        await runner.setup()
-        try:
-            site = web.TCPSite(runner, "127.0.0.1", 0)
-            await site.start()
-            self._port = int(runner.addresses[0][1])
-        except BaseException:
-            await runner.cleanup()
-            raise
+        runner, self._port = await serve(app, shutdown_timeout=self._shutdown_timeout)
         self._closing.clear()
         self._runner = runner
 

@@ -87,6 +87,7 @@ from typing import Any, Self
 
 from aiohttp import web
 
+from tests.fakes.loopback import serve
 from tests.fakes.telegram_html import utf16_len
 from tests.fakes.telegram_methods import (
     METHODS,
@@ -199,17 +200,7 @@ class FakeBotAPI(BotAPIMethods):
         app = web.Application()
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
         app.router.add_route("*", "/{tail:.*}", self._not_found)
-        runner = web.AppRunner(
-            app, handler_cancellation=True, access_log=None, shutdown_timeout=self._shutdown_timeout
-        )
-        await runner.setup()
-        try:
-            site = web.TCPSite(runner, "127.0.0.1", 0)
-            await site.start()
-            self._port = int(runner.addresses[0][1])
-        except BaseException:
-            await runner.cleanup()
-            raise
+        runner, self._port = await serve(app, shutdown_timeout=self._shutdown_timeout)
         self._closing.clear()
         self._runner = runner
 
