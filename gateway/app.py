@@ -10,6 +10,7 @@ from agent_core.compress import CompressionSettings
 from agent_core.models import Model
 from gateway.auth import Access, Auth, PairingStore
 from gateway.config import Config, Paths
+from gateway.metrics import Metrics
 from gateway.service import Gateway, GatewaySettings, PlatformPolicy
 from memory import MemoryLimits, MemoryStores
 from memory.archive import Archive
@@ -111,4 +112,10 @@ def build_gateway(
     """The whole gateway from one config: what `mnemo run` starts and what tests drive."""
     agent = build_agent(paths=paths, config=config, archive=archive, model=model)
     auth = Auth(access(config), PairingStore(paths.home / "pairing.json"))
-    return Gateway(agent=agent, auth=auth, adapters=adapters, settings=gateway_settings(config))
+    return Gateway(
+        agent=agent,
+        auth=auth,
+        adapters=adapters,
+        settings=gateway_settings(config),
+        metrics=Metrics(platforms=adapters),  # with the process_* series (memory, fds)
+    )

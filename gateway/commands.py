@@ -121,7 +121,7 @@ class Commands:
         sessions: Sessions,
         pairing: PairingStore,
         stats: Callable[[], Awaitable[dict[str, Any]]] | None = None,
-        on_paired: Callable[[str], Awaitable[None]] | None = None,
+        on_paired: Callable[[], Awaitable[None]] | None = None,
         skills: SkillStore | None = None,
     ) -> None:
         self.skills = skills
@@ -333,7 +333,7 @@ class Commands:
                     f"No valid pairing code {rest.upper()!r} (codes expire after an hour)."
                 )
             if self._on_paired is not None:
-                await self._on_paired(who)
+                await self._on_paired()  # tell them now, not at the next poll
             return CommandReply(f"Approved {who}. They can talk to me now.")
         if sub == "revoke" and rest:
             done = await asyncio.to_thread(self.pairing.revoke, rest)

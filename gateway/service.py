@@ -85,7 +85,7 @@ class Gateway:
         metrics: Metrics | None = None,
     ) -> None:
         self.agent = agent
-        self.metrics = metrics or Metrics(platforms=adapters, process=False)
+        self.metrics = metrics or Metrics(platforms=adapters, process=False)  # tests' default
         self.auth = auth
         self.adapters = dict(adapters)
         self.settings = settings or GatewaySettings()
@@ -99,7 +99,7 @@ class Gateway:
             sessions=self.sessions,
             pairing=auth.pairing,
             stats=self._stats,
-            on_paired=self._paired,
+            on_paired=self._welcome,
             skills=agent.skills,
         )
         self._running = False
@@ -265,9 +265,6 @@ class Gateway:
         await self._reply(
             message, key, text, answers=(message.dedup_key,), markdown=False, reply=True
         )
-
-    async def _paired(self, who: str) -> None:
-        await self._welcome()
 
     async def _welcome(self) -> None:
         """Tell people approved by pairing (in chat or from the shell) that they are in."""

@@ -61,6 +61,7 @@ async def test_metrics_move_after_a_turn(home: Path, driver: Driver, openai: Fak
     assert values[("mnemo_memory_chars_max", (("file", "USER.md"),))] == len("likes rye bread")
     assert values[("mnemo_memory_stores", ())] == 1
     assert values[("mnemo_archive_bytes", ())] > 0
+    assert values[("process_resident_memory_bytes", ())] > 0  # watched over months of uptime
     assert "telegram-1" not in text and "discord-1" not in text  # no person in any label
 
 
