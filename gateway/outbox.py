@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from adapters.base import (
@@ -30,7 +30,6 @@ from adapters.base import (
     NotFound,
     PlatformError,
     RateLimited,
-    Unavailable,
 )
 from adapters.messages import OutboundMessage
 from memory.ledger import Ledger, OutboxRow, Outgoing
@@ -56,15 +55,11 @@ class Outbox:
         adapters: Mapping[str, Adapter],
         *,
         policy: DeliveryPolicy | None = None,
-        sleep: Callable[[float], object] = asyncio.sleep,
     ) -> None:
         self.ledger = ledger
         self.adapters = adapters
         self.policy = policy or DeliveryPolicy()
-        self._sleep = sleep
         self._inflight: set[int] = set()
-        self.delivered = 0
-        self.failed = 0
 
     async def post(self, outgoing: Outgoing, *, answers: tuple[str, ...] = ()) -> bool:
         """Persist, then deliver; True once every chunk is out."""
@@ -100,63 +95,29 @@ class Outbox:
             )
             try:
                 await adapter.send(message)
-            except RateLimited as exc:
+            except PlatformError as exc:
                 sent += len(exc.sent)
                 await self.ledger.progress(row.id, sent, str(exc))
-                if exc.retry_after > policy.max_retry_after_s:
-                    log.warning("reply %d: flood wait %.0fs; left pending", row.id, exc.retry_after)
+                where = f"reply {row.id} to {row.platform}:{row.chat_id}"
+                if isinstance(exc, Forbidden | NotFound | BadRequest):  # permanent
+                    await self.ledger.mark_failed(row.id, f"{type(exc).__name__}: {exc}")
+                    log.warning("%s dropped: %s: %s", where, type(exc).__name__, exc)
                     return False
-                log.info(
-                    "reply %d to %s:%s rate limited; waiting %.1fs",
-                    row.id,
-                    row.platform,
-                    row.chat_id,
-                    exc.retry_after,
-                )
-                await self._pause(exc.retry_after)
-                continue
-            except Unavailable as exc:
-                sent += len(exc.sent)
-                await self.ledger.progress(row.id, sent, str(exc))
-                delay = random.uniform(backoff / 2, backoff)  # noqa: S311 - jitter, not crypto
-                backoff = min(backoff * 2, policy.max_backoff_s)
-                log.info(
-                    "reply %d: %s unavailable (%s); retry in %.1fs",
-                    row.id,
-                    row.platform,
-                    exc,
-                    delay,
-                )
-                await self._pause(delay)
-                continue
-            except (Forbidden, NotFound, BadRequest) as exc:
-                await self.ledger.progress(row.id, sent + len(exc.sent), str(exc))
-                await self.ledger.mark_failed(row.id, f"{type(exc).__name__}: {exc}")
-                self.failed += 1
-                log.warning(
-                    "reply %d to %s:%s dropped: %s: %s",
-                    row.id,
-                    row.platform,
-                    row.chat_id,
-                    type(exc).__name__,
-                    exc,
-                )
-                return False
-            except PlatformError as exc:  # an adapter's own subclass: treat as transient
-                sent += len(exc.sent)
-                await self.ledger.progress(row.id, sent, str(exc))
-                await self._pause(backoff)
+                if isinstance(exc, RateLimited):
+                    if exc.retry_after > policy.max_retry_after_s:
+                        log.warning("%s: flood wait %.0fs; left pending", where, exc.retry_after)
+                        return False
+                    delay = exc.retry_after  # in this chat's lane only
+                else:  # Unavailable, or an adapter's own transient error
+                    delay = random.uniform(backoff / 2, backoff)  # noqa: S311 - jitter
+                    backoff = min(backoff * 2, policy.max_backoff_s)
+                log.info("%s: %s; retry in %.1fs", where, exc, delay)
+                await asyncio.sleep(delay)
                 continue
             await self.ledger.mark_sent(row.id)
-            self.delivered += 1
             return True
         log.warning("reply %d not delivered after %d attempts; kept", row.id, policy.max_attempts)
         return False
-
-    async def _pause(self, seconds: float) -> None:
-        result = self._sleep(seconds)
-        if asyncio.iscoroutine(result) or isinstance(result, asyncio.Future):
-            await result
 
     async def flush(self, platform: str | None = None) -> int:
         """Deliver every pending reply (chats concurrently, in order within a chat);
