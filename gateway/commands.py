@@ -52,6 +52,7 @@ COMMANDS: tuple[BotCommand, ...] = (
     ("pair", "Admins: approve or revoke a pairing"),
 )
 NAMES = frozenset(name for name, _ in COMMANDS)
+ADMIN_ONLY = frozenset({"admin", "pair"})  # /skills is partly: its review subcommands
 
 HELP = """\
 I'm an assistant with a memory of my own. Talk to me normally; I keep short notes about our \
@@ -134,6 +135,8 @@ class Commands:
         self._on_paired = on_paired
 
     async def run(self, request: CommandRequest) -> CommandReply:
+        if request.name in ADMIN_ONLY and not request.admin:
+            return CommandReply(f"Sorry, /{request.name} is for the admins of this bot.")
         handler = getattr(self, f"_cmd_{request.name}")
         reply: CommandReply = await handler(request)
         return reply
@@ -291,8 +294,6 @@ class Commands:
     # -- admins ---------------------------------------------------------------------------
 
     async def _cmd_admin(self, request: CommandRequest) -> CommandReply:
-        if not request.admin:
-            return CommandReply("Sorry, /admin is for the admins of this bot.")
         sub, _, rest = request.args.partition(" ")
         sub, rest = sub.lower(), rest.strip()
         if sub == "memory" and rest:
@@ -322,8 +323,6 @@ class Commands:
         return CommandReply(ADMIN_HELP)
 
     async def _cmd_pair(self, request: CommandRequest) -> CommandReply:
-        if not request.admin:
-            return CommandReply("Sorry, /pair is for the admins of this bot.")
         sub, _, rest = request.args.partition(" ")
         sub, rest = sub.lower(), rest.strip()
         if sub == "approve" and rest:

@@ -9,7 +9,7 @@ import pytest
 
 from gateway.cli import main
 from memory.skills import SkillChange, SkillStore
-from tests.memory.test_skills import INJECTION, put, put_skill, skill_md
+from tests.memory.skill_files import INJECTION, put, put_skill, skill_md
 
 
 def run(home: Path, *argv: str, capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:

@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from agent_core.agent import Agent, AgentSettings
 from agent_core.models.scripted import ScriptedModel, echo
 from gateway.router import SessionKey
@@ -22,13 +24,17 @@ class Clock:
         return self.now
 
 
-async def test_idle_sessions_leave_memory_and_resume_from_the_archive(
-    home: Path, archive: Archive
-) -> None:
-    agent = Agent(
+@pytest.fixture
+def agent(home: Path, archive: Archive) -> Agent:
+    return Agent(
         model=ScriptedModel(respond=echo), archive=archive, stores=MemoryStores(home / "m"),
         home=home, settings=AgentSettings(review_enabled=False),
     )  # fmt: skip
+
+
+async def test_idle_sessions_leave_memory_and_resume_from_the_archive(
+    agent: Agent, archive: Archive
+) -> None:
     clock = Clock()
     sessions = Sessions(agent, idle_s=60, clock=clock)
     chat = ChatAdapter()
@@ -51,11 +57,7 @@ async def test_idle_sessions_leave_memory_and_resume_from_the_archive(
     assert [m["role"] for m in resumed.history] == ["user", "assistant"]
 
 
-async def test_a_session_with_a_running_review_is_kept(home: Path, archive: Archive) -> None:
-    agent = Agent(
-        model=ScriptedModel(respond=echo), archive=archive, stores=MemoryStores(home / "m"),
-        home=home, settings=AgentSettings(review_enabled=False),
-    )  # fmt: skip
+async def test_a_session_with_a_running_review_is_kept(agent: Agent) -> None:
     clock = Clock()
     sessions = Sessions(agent, idle_s=60, clock=clock)
     chat = ChatAdapter()

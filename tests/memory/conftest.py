@@ -1,10 +1,14 @@
-"""Memory test helpers: archive fixtures, and the scanner figures at the end of the run."""
+"""Memory test helpers: archive and skill fixtures, and the scanner figures at the end."""
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
+import pytest
+
 from memory.archive import Archive, NewMessage, SessionSpec
+from memory.skills import SkillStore
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
@@ -58,3 +62,16 @@ async def say(
             NewMessage("assistant", reply, created_at=at),
         ],
     )
+
+
+# -- skill fixtures ------------------------------------------------------------------------
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    return tmp_path / "skills"
+
+
+@pytest.fixture
+def store(root: Path) -> SkillStore:
+    return SkillStore(root, clock=lambda: 1_700_000_000.0)

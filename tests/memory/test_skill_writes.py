@@ -13,19 +13,9 @@ from pathlib import Path
 import pytest
 
 from memory.skills import SkillChange, SkillError, SkillStore
-from tests.memory.test_skills import INJECTION, put, put_skill, skill_md
+from tests.memory.skill_files import INJECTION, put, put_skill, skill_md
 
 ROOT = Path(__file__).resolve().parents[2]
-
-
-@pytest.fixture
-def root(tmp_path: Path) -> Path:
-    return tmp_path / "skills"
-
-
-@pytest.fixture
-def store(root: Path) -> SkillStore:
-    return SkillStore(root, clock=lambda: 1_700_000_000.0)
 
 
 def files(root: Path) -> dict[str, str]:
