@@ -73,8 +73,7 @@ import secrets
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from aiohttp import web
 
@@ -93,7 +92,7 @@ from tests.fakes.discord_models import (
     snowflake_time,
 )
 from tests.fakes.discord_rest import DiscordRest, Injected
-from tests.fakes.loopback import serve
+from tests.fakes.loopback import LoopbackServer, serve
 
 __all__ = [
     "Callback",
@@ -107,8 +106,10 @@ __all__ = [
 ]
 
 
-class FakeDiscord(DiscordRest):
+class FakeDiscord(DiscordRest, LoopbackServer):
     """The fake; ``async with FakeDiscord(token=...) as dc:`` serves on an ephemeral port."""
+
+    name = "the fake Discord"
 
     def __init__(
         self,
@@ -158,21 +159,6 @@ class FakeDiscord(DiscordRest):
         self._routes = self._rest_routes()
 
     # -- lifecycle ---------------------------------------------------------------------
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
-        if exc is None and self.handler_errors:
-            first = self.handler_errors[0]
-            raise RuntimeError(f"the fake Discord failed to answer: {first!r}") from first
 
     async def start(self) -> None:
         if self._runner is not None:

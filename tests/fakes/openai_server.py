@@ -65,12 +65,11 @@ import time
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from types import TracebackType
-from typing import Any, Literal, Self, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from aiohttp import web
 
-from tests.fakes.loopback import serve
+from tests.fakes.loopback import LoopbackServer, serve
 
 __all__ = [
     "Call",
@@ -205,8 +204,10 @@ class RecordedRequest:
 # -- the server ----------------------------------------------------------------------------
 
 
-class FakeOpenAI:
+class FakeOpenAI(LoopbackServer):
     """The fake server; ``async with FakeOpenAI() as server:`` runs it on an ephemeral port."""
+
+    name = "the fake OpenAI server"
 
     def __init__(
         self,
@@ -241,21 +242,6 @@ class FakeOpenAI:
         self._port: int | None = None
 
     # -- lifecycle ---------------------------------------------------------------------
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
-        if exc is None and self.handler_errors:
-            first = self.handler_errors[0]
-            raise RuntimeError(f"the fake OpenAI server failed to answer: {first!r}") from first
 
     async def start(self) -> None:
         if self._runner is not None:

@@ -82,12 +82,11 @@ import re
 import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from types import TracebackType
-from typing import Any, Self
+from typing import Any
 
 from aiohttp import web
 
-from tests.fakes.loopback import serve
+from tests.fakes.loopback import LoopbackServer, serve
 from tests.fakes.telegram_html import utf16_len
 from tests.fakes.telegram_methods import (
     METHODS,
@@ -134,8 +133,10 @@ class _Fault:
     after: int = 0  # matching calls let through before the fault starts
 
 
-class FakeBotAPI(BotAPIMethods):
+class FakeBotAPI(BotAPIMethods, LoopbackServer):
     """The fake server; ``async with FakeBotAPI() as api:`` runs it on an ephemeral port."""
+
+    name = "the fake Bot API"
 
     def __init__(
         self,
@@ -181,18 +182,6 @@ class FakeBotAPI(BotAPIMethods):
             self.add_chat(chat_id)
 
     # -- lifecycle ---------------------------------------------------------------------
-
-    async def __aenter__(self) -> Self:
-        await self.start()
-        return self
-
-    async def __aexit__(
-        self,
-        exc_type: type[BaseException] | None,
-        exc: BaseException | None,
-        tb: TracebackType | None,
-    ) -> None:
-        await self.close()
 
     async def start(self) -> None:
         if self._runner is not None:
