@@ -8,23 +8,71 @@ platform-sized, escaped chunks. The core never sees a platform object.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Literal
 
-__all__ = ["Attachment", "Button", "ChatType", "Identity", "InboundMessage", "OutboundMessage"]
+__all__ = [
+    "LABEL_MAX",
+    "Attachment",
+    "Button",
+    "ChatType",
+    "Identity",
+    "InboundMessage",
+    "OutboundMessage",
+    "label",
+]
 
 ChatType = Literal["dm", "group", "thread"]
 _SAFE = re.compile(r"[^a-z0-9._-]")
 
+LABEL_MAX = 64
+#: Brackets that could close or open a ``[time · speaker]`` header, and their stand-ins.
+_BRACKETS = str.maketrans(
+    dict.fromkeys("[［【〔〖〘〚⟦⦋⦍⦏", "(") | dict.fromkeys("]］】〕〗〙〛⟧⦌⦎⦐", ")")
+)
+#: Line and paragraph breaks that are not control characters: they still end a line.
+_BREAKS = frozenset("\u2028\u2029\x85")
+
+
+def label(text: str, limit: int = LABEL_MAX) -> str:
+    """A one-line, plain label from untrusted text (a display name, a title, a file name).
+
+    The one sanitiser for labels, applied wherever one reaches a prompt header, a log line,
+    a terminal or a chat message: control characters (C0, C1), format characters (bidi
+    overrides and isolates, zero-width characters, tag characters) and surrogates are
+    removed; line breaks and every other run of whitespace become one space; brackets that
+    could forge a ``[time · speaker]`` header become parentheses; the result is cut to
+    ``limit`` characters (the last one ``…`` when it was cut). Idempotent.
+    """
+    kept = []
+    for char in text:
+        if char in _BREAKS or char.isspace():
+            kept.append(" ")
+        elif unicodedata.category(char) not in ("Cc", "Cf", "Cs"):
+            kept.append(char)
+    clean = " ".join("".join(kept).split()).translate(_BRACKETS)
+    if len(clean) > limit:
+        clean = clean[: limit - 1].rstrip() + "…"
+    return clean
+
 
 @dataclass(frozen=True, slots=True)
 class Identity:
+    """Who sent a message. ``display_name`` and ``username`` are the platform's, made
+    safe with ``label`` on construction: nothing downstream can see a raw one."""
+
     platform: str
     user_id: str
     display_name: str = ""
     username: str | None = None
     is_bot: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "display_name", label(self.display_name))
+        if self.username is not None:
+            object.__setattr__(self, "username", label(self.username))
 
     @property
     def person(self) -> str:
@@ -39,11 +87,19 @@ class Identity:
 
 @dataclass(frozen=True, slots=True)
 class Attachment:
+    """A file sent with a message; ``name`` and ``mime_type`` are made safe with ``label``."""
+
     kind: Literal["photo", "document", "audio", "voice", "video", "sticker", "other"]
     file_id: str
     name: str | None = None
     mime_type: str | None = None
     size: int | None = None
+
+    def __post_init__(self) -> None:
+        for name in ("name", "mime_type"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, label(value))
 
 
 @dataclass(frozen=True, slots=True)
