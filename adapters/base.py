@@ -7,6 +7,7 @@ then on only talks to it through this protocol::
     ids = await adapter.send(outbound) # one OutboundMessage -> one or more platform messages
     await adapter.typing(chat_id, thread_id)
     await adapter.set_commands(COMMANDS)
+    chat_id = await adapter.private_chat(user_id)   # where an answer only they may read goes
     await adapter.stop()
 
 ``send`` renders and splits the text itself (the platform's limit, fences intact) and returns
@@ -105,4 +106,11 @@ class Adapter(Protocol):
 
     async def set_commands(self, commands: Sequence[BotCommand]) -> None:
         """Register the command menu (Telegram setMyCommands, Discord app commands)."""
+        ...
+
+    async def private_chat(self, user_id: str) -> str:
+        """The chat id of ``user_id``'s private chat with the bot, for an answer nobody
+        else may read (Telegram: their user id; Discord: their DM channel, opened if
+        needed). Raises ``Forbidden`` when the platform has no such chat for them; whether
+        the bot may write there shows when a send is refused with ``Forbidden``."""
         ...

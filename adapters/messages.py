@@ -119,6 +119,9 @@ class InboundMessage:
     is_command: bool = False
     is_callback: bool = False
     """A button press (Telegram callback query, Discord component); ``text`` is its data."""
+    private_reply: bool = False
+    """A reply to this message is shown to its sender only, even in a group (a Discord
+    slash command in a guild: its deferred answer is ephemeral)."""
     attachments: tuple[Attachment, ...] = field(default_factory=tuple)
 
     @property

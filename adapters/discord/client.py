@@ -402,6 +402,19 @@ class DiscordAdapter:
 
     # -- outbound -------------------------------------------------------------------------
 
+    async def private_chat(self, user_id: str) -> str:
+        """The user's DM channel (``POST /users/@me/channels``; discord.py's cache first)."""
+        client = self._running()
+        target = _snowflake(user_id)
+        if target is None:
+            raise NotFound(f"not a Discord user id: {user_id!r}")
+        try:
+            async with asyncio.timeout(self._request_timeout):
+                channel = await client.create_dm(discord.Object(id=target))
+        except Exception as exc:
+            raise (_translate(exc, ()) or exc) from exc
+        return str(channel.id)
+
     async def typing(self, chat_id: str, thread_id: str | None = None) -> None:
         client = self._running()
         target = _snowflake(thread_id or chat_id)

@@ -142,7 +142,8 @@ def normalize_interaction(
     """A slash command as ``InboundMessage(is_command=True, text="/name args")``.
 
     ``message_id`` is the interaction id: a reply naming it as ``reply_to_message_id`` is
-    answered through the interaction (see the client)."""
+    answered through the interaction (see the client), ephemerally in a guild, hence
+    ``private_reply``."""
     if interaction.channel_id is None:
         return None
     chat_id, chat_type, thread_id = _where(
@@ -158,4 +159,5 @@ def normalize_interaction(
         timestamp=interaction.created_at,
         thread_id=thread_id,
         is_command=True,
+        private_reply=interaction.guild_id is not None,
     )

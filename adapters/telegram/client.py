@@ -521,6 +521,13 @@ class TelegramAdapter:
             )
             return await attempt(chunk.fallback, None)
 
+    async def private_chat(self, user_id: str) -> str:
+        """A person's private chat with a bot has their user id. Telegram lets the bot write
+        there only once they have started it: a send before that is ``Forbidden``."""
+        if not user_id.isdigit():  # a message sent as a chat (anonymous admin, channel)
+            raise Forbidden(f"telegram: {user_id} is a chat, not a person: no private chat")
+        return user_id
+
     async def typing(self, chat_id: str, thread_id: str | None = None) -> None:
         """Show "typing..." once (Telegram shows it for 5 s or until the next message)."""
         await self._call(

@@ -171,6 +171,7 @@ class BotAPIMethods:
     _open_callbacks: set[str]
     _allowed: frozenset[str] | None
     _blocked: set[int]
+    _group_members: set[int]
     _poll_generation: int
     _updates_signal: Signal
     _closing: asyncio.Event
@@ -247,6 +248,8 @@ class BotAPIMethods:
             raise bad("chat not found")
         if chat_id in self._blocked:
             raise ApiError(403, "Forbidden: bot was blocked by the user")
+        if chat_id > 0 and chat_id not in self.chats and chat_id in self._group_members:
+            raise ApiError(403, "Forbidden: bot can't initiate conversation with a user")
         thread_id = p.get("message_thread_id")
         topics = self._topics.get(chat_id)
         chat = self.chats.get(chat_id, {})

@@ -43,7 +43,9 @@ Methods and the rules they enforce (Telegram's own error texts; implemented in
   parse modes answer ``unsupported parse_mode``. Known chats: once a test registers a chat
   (:meth:`FakeBotAPI.add_chat` or ``known_chats=``), sends to any chat the fake has not seen
   answer ``chat not found``; a chat registered as a forum rejects unknown topic ids with
-  ``message thread not found``.
+  ``message thread not found``. A person seen only in groups has not started the bot: a
+  send to their private chat answers 403 ``Forbidden: bot can't initiate conversation with
+  a user`` until they write to it privately, as on Telegram.
 - ``sendChatAction``, ``setMyCommands``/``getMyCommands``/``deleteMyCommands`` (per scope and
   language), ``answerCallbackQuery`` (only for pushed, unanswered queries), ``setWebhook``
   (HTTPS only, secret token charset checked), ``deleteWebhook``, ``getWebhookInfo``;
@@ -171,6 +173,7 @@ class FakeBotAPI(BotAPIMethods, LoopbackServer):
         self._allowed: frozenset[str] | None = None
         self._faults: list[_Fault] = []
         self._blocked: set[int] = set()
+        self._group_members: set[int] = set()  # seen in groups (not always in private)
         self._poll_generation = 0
         self._updates_signal = Signal()
         self._calls_signal = Signal()
@@ -383,6 +386,8 @@ class FakeBotAPI(BotAPIMethods, LoopbackServer):
         user = self.user(sender) if isinstance(sender, int) else dict(sender)
         chat_obj = self._chat_for(chat, user, chat_type, forum=thread_id is not None)
         chat_id = int(chat_obj["id"])
+        if chat_obj["type"] != "private":
+            self._group_members.add(int(user["id"]))
         message: dict[str, Any] = {
             "message_id": self._next_message_id(chat_id),
             "from": user,

@@ -289,6 +289,16 @@ async def test_blocked_user_is_forbidden(bot: Bot, api: FakeBotAPI) -> None:
     await bot.send_message(USER, "x")
 
 
+async def test_a_person_seen_only_in_groups_cannot_be_written_to_privately(
+    bot: Bot, api: FakeBotAPI
+) -> None:
+    api.push_text(-100, USER, "hi all", chat_type="supergroup")
+    with pytest.raises(Forbidden, match="can't initiate conversation"):
+        await bot.send_message(USER, "x")
+    api.push_text(USER, USER, "/start")  # they open the bot
+    await bot.send_message(USER, "x")
+
+
 async def test_fail_scripts_a_server_error(bot: Bot, api: FakeBotAPI) -> None:
     api.fail("sendMessage", 502, times=2)
     for _ in range(2):

@@ -64,6 +64,9 @@ class ChatAdapter:
     async def set_commands(self, commands: Sequence[BotCommand]) -> None:
         self.commands = list(commands)
 
+    async def private_chat(self, user_id: str) -> str:
+        return user_id  # as on Telegram: a person's private chat has their id
+
     # -- test side ------------------------------------------------------------------------
 
     def message(
