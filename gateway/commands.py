@@ -5,6 +5,12 @@ archive — except ``/admin`` and ``/pair``, which only admins may run (anyone e
 clear refusal). The same text arrives from a Telegram ``/command``, a Discord application
 command or a button press; authorization already happened at the choke point.
 
+A group is a public place. ``answered_privately`` is the one rule that says which answers
+carry memory, archive, pairing or usage data; the gateway sends those to the asker alone
+(a private chat, or Discord's ephemeral answer), never to the group. In a group, ``/memory``
+and ``/forget`` act on the store the group's sessions use when an admin asks (the chat's
+own, with ``memory.group_scope: chat``) and on the asker's own store otherwise.
+
 ``Commands.run(request)`` returns a ``CommandReply`` (plain text, optional buttons); the
 caller sends it through the outbox, which chunks long output like any reply.
 """
@@ -21,7 +27,7 @@ from adapters.base import BotCommand
 from adapters.messages import InboundMessage
 from gateway.auth import PairingStore
 from gateway.router import SessionKey
-from gateway.sessions import Sessions, session_person
+from gateway.sessions import Sessions
 from gateway.terminal import visible
 from memory import (
     FILE_NAMES,
@@ -37,7 +43,16 @@ from memory.entries import AmbiguousMatch, NoMatch, find_entry, preview
 from memory.search import SearchTool, when
 from memory.skills import SkillError, SkillStore
 
-__all__ = ["COMMANDS", "CommandReply", "CommandRequest", "Commands", "parse_command"]
+__all__ = [
+    "COMMANDS",
+    "PRIVATE",
+    "PUBLIC",
+    "CommandReply",
+    "CommandRequest",
+    "Commands",
+    "answered_privately",
+    "parse_command",
+]
 
 COMMANDS: tuple[BotCommand, ...] = (
     ("help", "What I can do and the commands"),
@@ -53,6 +68,19 @@ COMMANDS: tuple[BotCommand, ...] = (
 )
 NAMES = frozenset(name for name, _ in COMMANDS)
 ADMIN_ONLY = frozenset({"admin", "pair"})  # /skills is partly: its review subcommands
+#: Answers that carry someone's memory, archive, pairing or usage data.
+PRIVATE = frozenset({"status", "memory", "forget", "sessions", "search", "admin", "pair"})
+#: Answers anyone in the chat may read (``/skills`` lists what everyone shares; its review
+#: subcommands are private: ``answered_privately``).
+PUBLIC = frozenset({"help", "new", "skills"})
+
+
+def answered_privately(name: str, args: str) -> bool:
+    """Whether the answer to ``/name args`` may be read by the asker only."""
+    if name == "skills":
+        return bool(args.strip())
+    return name in PRIVATE
+
 
 HELP = """\
 I'm an assistant with a memory of my own. Talk to me normally; I keep short notes about our \
@@ -74,6 +102,8 @@ Admin commands:
 /admin search PERSON QUERY — search a person's archive
 /admin blocked — memory entries the scanner keeps out of prompts
 /admin stats — people, sessions, messages, turns and tokens today
+/admin pending PERSON — a person's (or a chat's) staged memory writes
+/admin approve PERSON ID, /admin reject PERSON ID — decide one
 /pair list — pending pairing codes and approved people
 /pair approve CODE — let the person who got CODE talk to me
 /pair revoke PLATFORM:ID — take that approval back
@@ -144,7 +174,8 @@ class Commands:
     # -- everyone -------------------------------------------------------------------------
 
     async def _cmd_help(self, request: CommandRequest) -> CommandReply:
-        return CommandReply(HELP + ("\n\n" + ADMIN_HELP if request.admin else ""))
+        private = request.message.chat_type == "dm" or request.message.private_reply
+        return CommandReply(HELP + ("\n\n" + ADMIN_HELP if request.admin and private else ""))
 
     async def _cmd_new(self, request: CommandRequest) -> CommandReply:
         ended = await self.sessions.reset(request.key)
@@ -155,7 +186,8 @@ class Commands:
         )
 
     async def _cmd_status(self, request: CommandRequest) -> CommandReply:
-        store = self._store(request.person)
+        session_person = self.sessions.person_for(request.message, request.key)
+        store = self._store(session_person)
         lines = []
         conversation = self.sessions.peek(request.key)
         session_id = (
@@ -174,9 +206,7 @@ class Commands:
                     f" {usage.completion_tokens:,} completion"
                 )
             else:
-                messages = await self.archive.messages(
-                    session_id, viewer=session_person(request.message, request.key)
-                )
+                messages = await self.archive.messages(session_id, viewer=session_person)
                 turns = sum(1 for m in messages if m.role == "user")
                 lines.append(f"Turns: {turns} (resumes on your next message)")
         usages = await asyncio.to_thread(lambda: [(t, store.usage(t)) for t in TARGETS])
@@ -186,38 +216,58 @@ class Commands:
     async def _cmd_memory(self, request: CommandRequest) -> CommandReply:
         word, _, rest = request.args.partition(" ")
         word = word.lower()
-        store = self._store(request.person)
+        subject = self._subject(request)
+        store = self._store(subject)
         if word in ("", "notes", "profile"):
             targets: tuple[Target, ...] = (TARGET_WORDS[word],) if word else TARGETS
-            return CommandReply(await asyncio.to_thread(_show, store, targets))
+            shown = await asyncio.to_thread(_show, store, targets)
+            if subject != request.person:
+                shown = f"The memory of this chat ({subject}):\n{shown}"
+            return CommandReply(shown)
         if word == "pending":
-            items = await asyncio.to_thread(store.pending)
-            if not items:
-                return CommandReply("No memory writes are waiting for approval.")
-            lines = ["Waiting for your approval:"]
-            buttons: list[tuple[str, str]] = []
-            for item in items:
-                lines.append(f"{item.id} ({FILE_NAMES[item.target]}): " + "; ".join(item.summary()))
-                buttons += [
-                    (f"Approve {item.id}", f"/memory approve {item.id}"),
-                    (f"Reject {item.id}", f"/memory reject {item.id}"),
-                ]
-            lines.append("Answer /memory approve ID or /memory reject ID.")
-            return CommandReply("\n".join(lines), tuple(buttons[:20]))
+            return await self._pending(subject, _decider(subject, mine=subject == request.person))
         if word in ("approve", "reject"):
             pending_id = rest.strip()
             if not pending_id:
                 return CommandReply(f"Usage: /memory {word} ID (see /memory pending)")
-            action = store.approve if word == "approve" else store.reject
-            result = await asyncio.to_thread(action, pending_id)
-            return CommandReply(_tool_text(result))
+            return await self._decide(subject, word, pending_id)
         return CommandReply("Usage: /memory [notes|profile|pending|approve ID|reject ID]")
+
+    def _subject(self, request: CommandRequest) -> str:
+        """Whose memory ``/memory`` and ``/forget`` show and change: in a group, an
+        admin's are the store the group's sessions use; anyone else's, their own."""
+        if request.message.chat_type != "dm" and request.admin:
+            return self.sessions.person_for(request.message, request.key)
+        return request.person
+
+    async def _pending(self, person: str, decide: Callable[[str], str]) -> CommandReply:
+        """Staged writes of ``person``'s store, with buttons running ``decide(word) ID``
+        (``/memory approve ID`` for one's own, ``/admin approve PERSON ID`` otherwise)."""
+        store = self._store(person)
+        items = await asyncio.to_thread(store.pending)
+        if not items:
+            return CommandReply("No memory writes are waiting for approval.")
+        lines = ["Waiting for approval:"]
+        buttons: list[tuple[str, str]] = []
+        for item in items:
+            lines.append(f"{item.id} ({FILE_NAMES[item.target]}): " + "; ".join(item.summary()))
+            buttons += [
+                (f"{word.capitalize()} {item.id}", f"{decide(word)} {item.id}")
+                for word in ("approve", "reject")
+            ]
+        lines.append(f"Answer {decide('approve')} ID or {decide('reject')} ID.")
+        return CommandReply("\n".join(lines), tuple(buttons[:20]))
+
+    async def _decide(self, person: str, word: str, pending_id: str) -> CommandReply:
+        store = self._store(person)
+        action = store.approve if word == "approve" else store.reject
+        return CommandReply(_tool_text(await asyncio.to_thread(action, pending_id)))
 
     async def _cmd_forget(self, request: CommandRequest) -> CommandReply:
         text = request.args.strip()
         if not text:
             return CommandReply("Usage: /forget TEXT — forgets the one entry that contains TEXT.")
-        store = self._store(request.person)
+        store = self._store(self._subject(request))
         store.write_approval = False  # the person's own hand, not the model's
 
         def forget() -> str:
@@ -316,6 +366,14 @@ class Commands:
             if person is None or not query.strip():
                 return CommandReply("Usage: /admin search PERSON QUERY")
             return CommandReply(f"In {person}'s archive:\n" + await self._search_as(person, query))
+        if sub in ("pending", "approve", "reject"):
+            who, _, pending_id = rest.partition(" ")
+            person = _person_arg(who) if who else None
+            if person is None or (sub != "pending" and not pending_id.strip()):
+                return CommandReply(f"Usage: /admin {sub} PERSON{' ID' * (sub != 'pending')}")
+            if sub == "pending":
+                return await self._pending(person, _decider(person, mine=False))
+            return await self._decide(person, sub, pending_id.strip())
         if sub == "blocked":
             return CommandReply(await asyncio.to_thread(self._blocked))
         if sub == "stats":
@@ -407,6 +465,11 @@ class Commands:
         ]
         lines += [f"{name}: {value}" for name, value in extra.items()]
         return "\n".join(lines)
+
+
+def _decider(person: str, *, mine: bool) -> Callable[[str], str]:
+    """How a decision on ``person``'s staged writes is typed (and put on a button)."""
+    return (lambda word: f"/memory {word}") if mine else (lambda word: f"/admin {word} {person}")
 
 
 def _share(part: int, whole: int) -> str:

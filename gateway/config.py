@@ -65,6 +65,10 @@ class MemoryConfig(_Section):
     """Characters USER.md (the person's profile) may hold."""
     scope: Literal["person", "shared"] = "person"
     """``person``: one store per person; ``shared``: one store for everyone (single owner)."""
+    group_scope: Literal["chat", "person"] = "chat"
+    """Whose memory a group session uses: ``chat``, a store of the group's own (nothing a
+    member told the bot privately can reach the group); ``person``, the speaker's own
+    private memory (the model then sees it in public: it may repeat it there)."""
     write_approval: bool = False
     """Stage memory writes until the person approves them (/memory approve ID)."""
     notify: Literal["off", "on", "verbose"] = "off"

@@ -22,6 +22,7 @@ import logging
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
+from typing import Literal
 
 from adapters.base import (
     Adapter,
@@ -34,9 +35,12 @@ from adapters.base import (
 from adapters.messages import OutboundMessage
 from memory.ledger import Ledger, OutboxRow, Outgoing
 
-__all__ = ["DeliveryPolicy", "Outbox"]
+__all__ = ["Delivery", "DeliveryPolicy", "Outbox"]
 
 log = logging.getLogger(__name__)
+
+Delivery = Literal["sent", "pending", "failed"]
+"""What became of a reply: delivered; kept for a later attempt; refused for good."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,24 +65,24 @@ class Outbox:
         self.policy = policy or DeliveryPolicy()
         self._inflight: set[int] = set()
 
-    async def post(self, outgoing: Outgoing, *, answers: tuple[str, ...] = ()) -> bool:
-        """Persist, then deliver; True once every chunk is out."""
+    async def post(self, outgoing: Outgoing, *, answers: tuple[str, ...] = ()) -> Delivery:
+        """Persist, then deliver."""
         return await self.deliver(await self.ledger.enqueue(outgoing, answers=answers))
 
-    async def deliver(self, row: OutboxRow) -> bool:
+    async def deliver(self, row: OutboxRow) -> Delivery:
         if row.id in self._inflight:
-            return False  # another task is already delivering it
+            return "pending"  # another task is already delivering it
         adapter = self.adapters.get(row.platform)
         if adapter is None:
             log.warning("reply %d is for %s, which is not running; kept", row.id, row.platform)
-            return False
+            return "pending"
         self._inflight.add(row.id)
         try:
             return await self._deliver(adapter, row)
         finally:
             self._inflight.discard(row.id)
 
-    async def _deliver(self, adapter: Adapter, row: OutboxRow) -> bool:
+    async def _deliver(self, adapter: Adapter, row: OutboxRow) -> Delivery:
         policy = self.policy
         sent = row.chunks_sent
         backoff = policy.backoff_s
@@ -102,11 +106,11 @@ class Outbox:
                 if isinstance(exc, Forbidden | NotFound | BadRequest):  # permanent
                     await self.ledger.mark_failed(row.id, f"{type(exc).__name__}: {exc}")
                     log.warning("%s dropped: %s: %s", where, type(exc).__name__, exc)
-                    return False
+                    return "failed"
                 if isinstance(exc, RateLimited):
                     if exc.retry_after > policy.max_retry_after_s:
                         log.warning("%s: flood wait %.0fs; left pending", where, exc.retry_after)
-                        return False
+                        return "pending"
                     delay = exc.retry_after  # in this chat's lane only
                 else:  # Unavailable, or an adapter's own transient error
                     delay = random.uniform(backoff / 2, backoff)  # noqa: S311 - jitter
@@ -115,9 +119,9 @@ class Outbox:
                 await asyncio.sleep(delay)
                 continue
             await self.ledger.mark_sent(row.id)
-            return True
+            return "sent"
         log.warning("reply %d not delivered after %d attempts; kept", row.id, policy.max_attempts)
-        return False
+        return "pending"
 
     async def flush(self, platform: str | None = None) -> int:
         """Deliver every pending reply (chats concurrently, in order within a chat);
@@ -131,7 +135,7 @@ class Outbox:
         async def chat(items: list[OutboxRow]) -> int:
             done = 0
             for item in items:
-                done += await self.deliver(item)
+                done += await self.deliver(item) == "sent"
             return done
 
         results = await asyncio.gather(*(chat(items) for items in by_chat.values()))

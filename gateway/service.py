@@ -30,16 +30,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from adapters.base import Adapter, BotCommand
+from adapters.base import Adapter, BotCommand, PlatformError
 from adapters.messages import InboundMessage
 from agent_core.agent import Agent, Conversation
 from agent_core.review import ReviewOutcome
 from gateway.auth import Access, Auth
-from gateway.commands import COMMANDS, CommandRequest, Commands, parse_command
+from gateway.commands import COMMANDS, CommandRequest, Commands, answered_privately, parse_command
 from gateway.metrics import Metrics
-from gateway.outbox import Outbox
+from gateway.outbox import Delivery, Outbox
 from gateway.router import Router, RouterClosed, SessionKey
-from gateway.sessions import Sessions
+from gateway.sessions import GroupScope, Sessions
 from memory import FILE_NAMES, TARGETS, MemoryStores
 from memory.entries import usage_chars
 from memory.ledger import Inbound, Ledger, Outgoing
@@ -55,6 +55,11 @@ RESTARTED = (
 )
 TYPING_AFTER_S = 0.5
 TYPING_EVERY_S = 4.0
+ANSWERED_PRIVATELY = "I've answered you in a private chat."
+ASK_PRIVATELY = (
+    "I answer that only in a private chat, and I can't write to you there yet: open a"
+    " private chat with me, start it, and ask again there."
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +71,7 @@ class PlatformPolicy:
 @dataclass(frozen=True, slots=True)
 class GatewaySettings:
     group_sessions_per_user: bool = True
+    group_scope: GroupScope = "chat"  # memory.group_scope
     max_concurrent_turns: int = 8
     drain_timeout_s: float = 30.0
     idle_session_s: float = 3600.0
@@ -91,7 +97,9 @@ class Gateway:
         self.settings = settings or GatewaySettings()
         self.ledger = Ledger(agent.archive)
         self.outbox = Outbox(self.ledger, self.adapters)
-        self.sessions = Sessions(agent, idle_s=self.settings.idle_session_s)
+        self.sessions = Sessions(
+            agent, idle_s=self.settings.idle_session_s, group_scope=self.settings.group_scope
+        )
         self.router = Router(self._handle, max_concurrent=self.settings.max_concurrent_turns)
         self.commands = Commands(
             archive=agent.archive,
@@ -208,7 +216,9 @@ class Gateway:
             self.settings,
             platforms=settings.platforms,
             notify=settings.notify,
+            group_scope=settings.group_scope,
         )
+        self.sessions.group_scope = settings.group_scope  # for sessions started from now on
 
     # -- intake (the choke point) ---------------------------------------------------------
 
@@ -364,16 +374,70 @@ class Gateway:
         except Exception:
             log.exception("command /%s failed", name)
             text, buttons = "Sorry, that command failed. The operator can find why in the logs.", ()
-        await self._reply(
-            message,
-            key,
-            text,
-            answers=(message.dedup_key,),
-            markdown=False,
-            buttons=buttons,
-            reply=True,
-        )
+        if self._must_answer_privately(message, name, args):
+            delivered = await self._post_private(
+                message, key, text, buttons=buttons, answers=(message.dedup_key,)
+            )
+            notice = ANSWERED_PRIVATELY if delivered != "failed" else ASK_PRIVATELY
+            await self._reply(message, key, notice, markdown=False, reply=True, kind="notice")
+        else:
+            await self._reply(
+                message,
+                key,
+                text,
+                answers=(message.dedup_key,),
+                markdown=False,
+                buttons=buttons,
+                reply=True,
+            )
         self.metrics.turn(message.platform, "command", time.monotonic() - began)
+
+    @staticmethod
+    def _must_answer_privately(message: InboundMessage, name: str, args: str) -> bool:
+        """A group is a public place: an answer carrying someone's memory, archive or
+        pairing data goes to the asker alone (``commands.answered_privately`` decides which
+        commands), unless the platform already shows the answer to them only."""
+        return (
+            message.chat_type != "dm"
+            and not message.private_reply
+            and answered_privately(name, args)
+        )
+
+    async def _post_private(
+        self,
+        message: InboundMessage,
+        key: SessionKey,
+        text: str,
+        *,
+        buttons: tuple[tuple[str, str], ...] = (),
+        answers: tuple[str, ...] = (),
+        kind: str = "reply",
+    ) -> Delivery:
+        """Send ``text`` to the sender's private chat with the bot: ``failed`` when the
+        platform has no such chat for them or will not let the bot write there (on
+        Telegram, until they have started the bot)."""
+        adapter = self.adapters.get(message.platform)
+        if adapter is None:
+            return "failed"
+        try:
+            chat = await adapter.private_chat(message.sender.user_id)
+        except PlatformError as exc:
+            log.info("no private chat with %s: %s", message.sender.qualified, exc)
+            if answers:
+                await self.ledger.finish(answers)
+            return "failed"
+        return await self.outbox.post(
+            Outgoing(
+                message.platform,
+                chat,
+                text,
+                markdown=False,
+                buttons=buttons,
+                session_key=str(key),
+                kind=kind,
+            ),
+            answers=answers,
+        )
 
     async def _flush_texts(self, key: SessionKey, messages: list[InboundMessage]) -> None:
         if not messages:
@@ -440,9 +504,10 @@ class Gateway:
             outcome.usage.cached_tokens,
             outcome.usage.completion_tokens,
         )
+        own = conversation.person == message.sender.person  # else the chat's own store
         text: str | None = None
         buttons: tuple[tuple[str, str], ...] = ()
-        if outcome.staged:
+        if outcome.staged and own:
             text = f"I'd like to remember something ({len(outcome.staged)} change(s))."
             text += " /memory pending shows it; approve or reject it there."
             buttons = tuple(
@@ -453,14 +518,43 @@ class Gateway:
                     (f"Reject {pending_id}", f"/memory reject {pending_id}"),
                 )
             )
+        elif outcome.staged:
+            text = (
+                f"I'd like to remember something about this chat ({len(outcome.staged)}"
+                " change(s)); an admin can review it with /memory pending."
+            )
         elif outcome.saved and self.settings.notify != "off":
-            text = outcome.summary() if self.settings.notify == "verbose" else "(memory updated)"
+            verbose = self.settings.notify == "verbose" and own
+            text = outcome.summary() if verbose else "(memory updated)"
         if text is None:
+            return
+        if own and message.chat_type != "dm":  # their private memory: not in the group
+            self._track(
+                self._notice_privately(message, key, text, buttons),
+                f"notice:review:{conversation.id}",
+            )
             return
         self._track(
             self._reply(message, key, text, markdown=False, buttons=buttons, kind="notice"),
             f"notice:review:{conversation.id}",
         )
+
+    async def _notice_privately(
+        self,
+        message: InboundMessage,
+        key: SessionKey,
+        text: str,
+        buttons: tuple[tuple[str, str], ...],
+    ) -> None:
+        """A notice about someone's own memory from a group turn: to them in private, or,
+        when the bot cannot write to them there, a hint without its content."""
+        if await self._post_private(message, key, text, buttons=buttons, kind="notice") != "failed":
+            return
+        hint = (
+            "I noted something about you; to see it, open a private chat with me and send"
+            " /memory (or /memory pending)."
+        )
+        await self._reply(message, key, hint, markdown=False, kind="notice")
 
     async def _reply(
         self,

@@ -7,11 +7,15 @@ else starts a new one from the person's memory as it is now. ``reset`` ends it (
 the next message starts over with a fresh snapshot. Conversations idle longer than
 ``idle_s`` leave memory; they come back from the archive on the next message.
 
-Whose memory a session uses (``session_person``): the speaker's, in a DM and in a group
-with per-person sessions. A group session shared by everyone
-(``gateway.group_sessions_per_user: false``) cannot follow each speaker without rebuilding
-its frozen prompt, and must not carry one member's private memory to the others, so it
-uses a store of its own, named after the chat (``telegram-chat--100123``).
+Whose memory a session uses (``session_person``): in a DM, the speaker's. A group is a
+public place, so with ``memory.group_scope: chat`` (the default) every group session uses
+a store of the chat's own, named after it (``telegram-chat--100123``): the group's memory,
+its archive scope for ``session_search``, and what the review writes to. Nothing a member
+told the bot in private reaches a group prompt. ``group_scope: person`` gives per-person
+group sessions the speaker's own memory (their private facts are then in a prompt whose
+replies everyone reads); a session the whole group shares
+(``gateway.group_sessions_per_user: false``) uses the chat's store in either case, since
+it cannot follow each speaker without rebuilding its frozen prompt.
 """
 
 from __future__ import annotations
@@ -21,28 +25,56 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Literal
 
 from adapters.messages import InboundMessage
 from agent_core.agent import Agent, Conversation
 from gateway.router import SessionKey
 from memory.archive import SessionSpec, new_session_id
 
-__all__ = ["Sessions", "platform_label", "session_person"]
+__all__ = ["GroupScope", "Sessions", "chat_person", "platform_label", "session_person"]
 
+GroupScope = Literal["chat", "person"]
 _SAFE = re.compile(r"[^a-z0-9._-]")
 
+PUBLIC_NOTE = {
+    "chat": (
+        "This is a public place: several people read every reply. The memory above belongs"
+        " to this chat, not to any one member; keep private details out of it and out of"
+        " your replies."
+    ),
+    "person": (
+        "This is a public place: several people read every reply. The memory above is the"
+        " private memory of the person speaking; do not repeat it here unless they ask."
+    ),
+}
 
-def session_person(message: InboundMessage, key: SessionKey) -> str:
-    """The person whose memory and archive a session uses."""
-    if message.chat_type == "dm" or key.user_id is not None:
-        return message.sender.person
+
+def chat_person(message: InboundMessage) -> str:
+    """The store of a group chat itself, e.g. ``telegram-chat--100123``."""
     return f"{message.platform}-chat-{_SAFE.sub('_', message.chat_id.lower())}"
 
 
-def platform_label(message: InboundMessage) -> str:
+def session_person(
+    message: InboundMessage, key: SessionKey, group_scope: GroupScope = "chat"
+) -> str:
+    """The person whose memory and archive a session uses."""
+    if message.chat_type == "dm":
+        return message.sender.person
+    if group_scope == "person" and key.user_id is not None:
+        return message.sender.person
+    return chat_person(message)
+
+
+def platform_label(message: InboundMessage, person: str) -> str:
+    """The platform line of a session's prompt: where it is and, in a group, that it is a
+    public place and whose memory the prompt carries (``person``: the session's)."""
     name = message.platform.capitalize()
     where = {"dm": "private chat", "group": "group chat", "thread": "thread in a group"}
-    return f"{name} ({where[message.chat_type]})"
+    label = f"{name} ({where[message.chat_type]})"
+    if message.chat_type == "dm":
+        return label
+    return f"{label}. {PUBLIC_NOTE['person' if person == message.sender.person else 'chat']}"
 
 
 @dataclass(slots=True)
@@ -53,15 +85,25 @@ class _Live:
 
 class Sessions:
     def __init__(
-        self, agent: Agent, *, idle_s: float = 3600.0, clock: Callable[[], float] = time.monotonic
+        self,
+        agent: Agent,
+        *,
+        idle_s: float = 3600.0,
+        group_scope: GroupScope = "chat",
+        clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.agent = agent
         self.idle_s = idle_s
+        self.group_scope: GroupScope = group_scope
         self._clock = clock
         self._live: OrderedDict[SessionKey, _Live] = OrderedDict()  # least recently used first
 
     def __len__(self) -> int:
         return len(self._live)
+
+    def person_for(self, message: InboundMessage, key: SessionKey) -> str:
+        """Whose memory and archive the key's session uses (``session_person``)."""
+        return session_person(message, key, self.group_scope)
 
     def peek(self, key: SessionKey) -> Conversation | None:
         live = self._live.get(key)
@@ -79,8 +121,8 @@ class Sessions:
             live.last_used = now
             self._live.move_to_end(key)
             return live.conversation
-        person = session_person(message, key)
-        admin = admin and person == message.sender.person  # never in a shared group session
+        person = self.person_for(message, key)
+        admin = admin and person == message.sender.person  # never in a chat's own session
         conversation = await self.agent.resume(str(key), person=person, admin=admin)
         if conversation is None:
             spec = SessionSpec(
@@ -93,7 +135,7 @@ class Sessions:
                 session_key=str(key),
             )
             conversation = await self.agent.start(
-                spec, person=person, platform_label=platform_label(message), admin=admin
+                spec, person=person, platform_label=platform_label(message, person), admin=admin
             )
         self._live[key] = _Live(conversation, now)
         return conversation

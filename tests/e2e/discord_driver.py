@@ -66,6 +66,29 @@ class DiscordDriver:
         options = {"args": rest} if rest else None
         return await self.dc.push_interaction(name, options, self.users[user], channel)
 
+    async def typed_in_group(self, user: int, text: str) -> Any:
+        """A command typed as a message in the channel (not an application command)."""
+        return await self.dc.push_message(self.channel, self.users[user], text)
+
+    def close_private_chat(self, user: int) -> None:
+        self.dc.forbid(self.dms[user], 50007)  # "Cannot send messages to this user"
+
+    def _private(self, user: int) -> list[str]:
+        """What ``user`` alone sees: their DM, and ephemeral answers to their commands."""
+        mine = {i for i, it in self.dc.interactions.items() if it.user.id == user}
+        return [
+            s.content
+            for s in self.dc.sent
+            if s.channel_id == self.dms[user] or (s.ephemeral and s.interaction_id in mine)
+        ]
+
+    async def private_texts(self, user: int, n: int, *, within: float = 10) -> list[str]:
+        await self.dc.wait_for(lambda: len(self._private(user)) >= n, within)
+        return self._private(user)
+
+    def public_texts(self) -> list[str]:
+        return [s.content for s in self.dc.sent if s.channel_id == self.channel and not s.ephemeral]
+
     async def redeliver(self, handle: Any) -> None:
         await self.dc.redeliver(handle)
 

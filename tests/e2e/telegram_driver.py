@@ -63,6 +63,19 @@ class TelegramDriver:
             return self.api.push_text(GROUP, user, text, chat_type="supergroup")
         return self.api.push_text(user, user, text)
 
+    async def typed_in_group(self, user: int, text: str) -> Any:
+        return await self.command(user, text, group=True)
+
+    def close_private_chat(self, user: int) -> None:
+        """Nothing to do: someone who never wrote to the bot privately cannot be written
+        to (the fake answers 403, as Telegram does)."""
+
+    async def private_texts(self, user: int, n: int, *, within: float = 10) -> list[str]:
+        return await self.replies(str(user), n, within=within)
+
+    def public_texts(self) -> list[str]:
+        return self.all_replies(self.group_chat)
+
     async def redeliver(self, handle: Any) -> None:
         self.api.redeliver(handle)
 

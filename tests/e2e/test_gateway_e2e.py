@@ -44,34 +44,6 @@ async def test_groups_answer_only_when_addressed(
     assert "just chatting" not in user_texts(openai)
 
 
-async def test_two_people_in_one_group_never_see_each_other(
-    home: Path, driver: Driver, openai: FakeOpenAI
-) -> None:
-    group = driver.group_chat
-    async with running(home, driver, openai) as stack:
-        await driver.group(ALICE, "remember: Alice drinks oolong tea", mention=True)
-        await driver.replies(group, 1)
-        await driver.group(BOB, "remember: Bob has a cat named Pixel", mention=True)
-        await driver.replies(group, 2)
-        for text in ("/memory", "/search Pixel", "/sessions"):
-            await driver.command(ALICE, text, group=True)
-        await driver.replies(group, 5)  # one lane: in order
-        for text in ("/memory", "/search oolong"):
-            await driver.command(BOB, text, group=True)
-        replies = await driver.replies(group, 7)
-        key = f"{driver.platform}:group:{group}"
-        alice_session = await stack.archive.latest_session(f"{key}:{ALICE}")
-        bob_session = await stack.archive.latest_session(f"{key}:{BOB}")
-    alice_memory, alice_search, alice_sessions, bob_memory, bob_search = replies[2:7]
-    assert "oolong" in alice_memory and "Pixel" not in alice_memory
-    assert "Pixel" in bob_memory and "oolong" not in bob_memory
-    assert "Pixel" not in alice_search and "oolong" not in bob_search
-    assert alice_session and bob_session and alice_session.id != bob_session.id
-    assert alice_session.id in alice_sessions and bob_session.id not in alice_sessions
-    bob_prompts = [r.body for r in openai.requests if "Pixel" in str(r.body)]
-    assert bob_prompts and all("oolong" not in str(body) for body in bob_prompts)
-
-
 async def test_threads_and_topics_are_sessions_of_their_own(
     home: Path, driver: Driver, openai: FakeOpenAI
 ) -> None:

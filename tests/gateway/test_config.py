@@ -80,8 +80,8 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
         ),
         (
             "memory:\n  colour: blue\n",
-            "memory.colour: unknown key (allowed here: memory_char_limit, notify, review, scope,"
-            " user_char_limit, write_approval)",
+            "memory.colour: unknown key (allowed here: group_scope, memory_char_limit, notify,"
+            " review, scope, user_char_limit, write_approval)",
         ),
         (
             "memroy:\n  scope: shared\n",
