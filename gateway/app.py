@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 
 from adapters.base import Adapter
 from agent_core.agent import Agent, AgentSettings
@@ -109,14 +110,17 @@ def build_gateway(
     archive: Archive,
     model: Model,
     adapters: Mapping[str, Adapter],
+    clock: Callable[[], float] = time.time,
 ) -> Gateway:
-    """The whole gateway from one config: what `mnemo run` starts and what tests drive."""
+    """The whole gateway from one config: what `mnemo run` starts and what tests drive
+    (``clock``, unix time: pairing codes and what strangers are told of them)."""
     agent = build_agent(paths=paths, config=config, archive=archive, model=model)
-    auth = Auth(access(config), PairingStore(paths.home / "pairing.json"))
+    auth = Auth(access(config), PairingStore(paths.home / "pairing.json", clock=clock))
     return Gateway(
         agent=agent,
         auth=auth,
         adapters=adapters,
         settings=gateway_settings(config),
         metrics=Metrics(platforms=adapters),  # with the process_* series (memory, fds)
+        clock=clock,
     )
