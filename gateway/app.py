@@ -11,6 +11,7 @@ from agent_core.compress import CompressionSettings
 from agent_core.models import Model
 from gateway.auth import Access, Auth, PairingStore
 from gateway.config import Config, Paths
+from gateway.limits import Limits
 from gateway.metrics import Metrics
 from gateway.service import Gateway, GatewaySettings, PlatformPolicy
 from memory import MemoryLimits, MemoryStores
@@ -81,6 +82,10 @@ def gateway_settings(config: Config) -> GatewaySettings:
         drain_timeout_s=section.drain_timeout_s,
         idle_session_s=section.idle_session_s,
         notify=config.memory.notify,
+        limits=Limits(
+            turns_per_hour=section.limits.turns_per_hour,
+            tokens_per_day=section.limits.tokens_per_day,
+        ),
         platforms={
             name: PlatformPolicy(
                 require_mention=p.require_mention,
@@ -113,7 +118,7 @@ def build_gateway(
     clock: Callable[[], float] = time.time,
 ) -> Gateway:
     """The whole gateway from one config: what `mnemo run` starts and what tests drive
-    (``clock``, unix time: pairing codes and what strangers are told of them)."""
+    (``clock``, unix time: pairing codes, what strangers are told, budgets)."""
     agent = build_agent(paths=paths, config=config, archive=archive, model=model)
     auth = Auth(access(config), PairingStore(paths.home / "pairing.json", clock=clock))
     return Gateway(

@@ -157,9 +157,11 @@ class Commands:
         stats: Callable[[], Awaitable[dict[str, Any]]] | None = None,
         on_paired: Callable[[], Awaitable[None]] | None = None,
         skills: SkillStore | None = None,
+        budget: Callable[..., Awaitable[str]] | None = None,
         admins: Callable[[], Collection[str]] = frozenset,
     ) -> None:
-        """``admins()``: the configured admins (``telegram:123``), whom /pair block refuses."""
+        """``budget(person, admin=…)``: the /status line on their budgets (gateway.limits);
+        ``admins()``: the configured admins (``telegram:123``), whom /pair block refuses."""
         self.skills = skills
         self.archive = archive
         self.stores = stores
@@ -168,6 +170,7 @@ class Commands:
         self.search = SearchTool(archive)
         self._stats = stats
         self._on_paired = on_paired
+        self._budget = budget
         self._admins = admins
 
     async def run(self, request: CommandRequest) -> CommandReply:
@@ -217,6 +220,8 @@ class Commands:
                 lines.append(f"Turns: {turns} (resumes on your next message)")
         usages = await asyncio.to_thread(lambda: [(t, store.usage(t)) for t in TARGETS])
         lines += [f"{FILE_NAMES[t]}: {u}" for t, u in usages]
+        if self._budget is not None:
+            lines.append(await self._budget(request.person, admin=request.admin))
         return CommandReply("\n".join(lines))
 
     async def _cmd_memory(self, request: CommandRequest) -> CommandReply:

@@ -10,7 +10,9 @@ Every update an adapter normalises goes through ``Gateway.receive`` in this orde
    after a restart never gets a second answer.
 4. **pairing** (``gateway.pairing_notices``): a stranger is told their code once (then at
    most a reminder every 10 minutes), and the admins hear of each new code, batched.
-5. **queue** (``gateway.router``) on the session key's lane.
+5. **budget** (``gateway.limits``): a message that would start a turn past the person's
+   turns-an-hour or tokens-a-day budget is answered with the limit, not run.
+6. **queue** (``gateway.router``) on the session key's lane.
 
 A lane handles its batch in order: a command (``gateway.commands``) is answered without the
 model; consecutive plain messages are merged into one turn. The reply is persisted in the
@@ -38,6 +40,7 @@ from agent_core.agent import Agent, Conversation
 from agent_core.review import ReviewOutcome
 from gateway.auth import Access, Auth
 from gateway.commands import COMMANDS, CommandRequest, Commands, answered_privately, parse_command
+from gateway.limits import Budgets, Limits
 from gateway.metrics import Metrics
 from gateway.outbox import Delivery, Outbox
 from gateway.pairing_notices import PairingDesk
@@ -80,6 +83,7 @@ class GatewaySettings:
     idle_session_s: float = 3600.0
     notify: str = "off"  # off | on | verbose (memory.notify)
     pairing_poll_s: float = 2.0  # how often approvals made from the shell are looked for
+    limits: Limits = field(default_factory=Limits)  # gateway.limits
     platforms: Mapping[str, PlatformPolicy] = field(default_factory=dict)
 
 
@@ -94,7 +98,7 @@ class Gateway:
         metrics: Metrics | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        """``clock`` (unix time) measures what strangers are told of their code."""
+        """``clock`` (unix time) measures budgets and what strangers are told of their code."""
         self.agent = agent
         self.metrics = metrics or Metrics(platforms=adapters, process=False)  # tests' default
         self.auth = auth
@@ -106,6 +110,7 @@ class Gateway:
             agent, idle_s=self.settings.idle_session_s, group_scope=self.settings.group_scope
         )
         self.router = Router(self._handle, max_concurrent=self.settings.max_concurrent_turns)
+        self.budgets = Budgets(agent.archive, self.settings.limits, clock=clock)
         self.pairing_desk = PairingDesk(
             auth.pairing,
             admins=lambda: self.auth.access.admins,
@@ -121,6 +126,7 @@ class Gateway:
             stats=self._stats,
             on_paired=self._welcome,
             skills=agent.skills,
+            budget=self.budgets.status,
             admins=lambda: self.auth.access.admins,
         )
         self._running = False
@@ -232,8 +238,10 @@ class Gateway:
             platforms=settings.platforms,
             notify=settings.notify,
             group_scope=settings.group_scope,
+            limits=settings.limits,
         )
         self.sessions.group_scope = settings.group_scope  # for sessions started from now on
+        self.budgets.limits = settings.limits
 
     # -- intake (the choke point) ---------------------------------------------------------
 
@@ -259,6 +267,11 @@ class Gateway:
         if verdict.action == "pair" and verdict.offer is not None:
             text = self.pairing_desk.offer(message.sender, verdict.offer)
             await self._answer_or_finish(message, key, text)
+            return
+        refusal = None if verdict.admin else await self.budgets.refusal(message)
+        if refusal is not None:
+            self.metrics.limited(message.platform, refusal.kind)
+            await self._answer_or_finish(message, key, refusal.text)
             return
         with contextlib.suppress(RouterClosed):  # the row stays queued: the next start tells them
             self.router.submit(key, message)
@@ -478,7 +491,12 @@ class Gateway:
             shared = key.user_id is None and last.chat_type != "dm"
             text = _merge(messages, shared=shared)
             speaker = last.sender.display_name or None if last.chat_type != "dm" else None
-            outcome = await self.agent.turn(conversation, text, speaker=None if shared else speaker)
+            outcome = await self.agent.turn(
+                conversation,
+                text,
+                speaker=None if shared else speaker,
+                author=last.sender.person,  # whose budget the turn counts against
+            )
         finally:
             done.set()
         keys = tuple(m.dedup_key for m in messages)
