@@ -115,6 +115,7 @@ class PairingStore:
         self._clock = clock
         self._view_cache = _View()
         self._stamp: tuple[int, int, int] | None = None
+        self._viewed = False
 
     # -- the file -------------------------------------------------------------------------
 
@@ -153,7 +154,7 @@ class PairingStore:
             stamp: tuple[int, int, int] | None = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
         except FileNotFoundError:
             stamp = None
-        if stamp is None or stamp != self._stamp:
+        if not self._viewed or stamp != self._stamp:
             data = self._load()
             cutoff = self._clock() - DAY_S
             capped: dict[str, float] = {}
@@ -170,6 +171,7 @@ class PairingStore:
                 capped=capped,
             )
             self._stamp = stamp
+            self._viewed = True
         return self._view_cache
 
     # -- asked at the choke point ---------------------------------------------------------
