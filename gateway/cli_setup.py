@@ -25,6 +25,7 @@ from urllib.parse import urlsplit, urlunsplit
 from gateway.config import Config, Paths
 from gateway.config_doc import commented_config
 from gateway.preflight import check_environment, enabled_platforms
+from memory.files import ensure_private_dir
 
 __all__ = ["check_environment", "register", "summary"]
 
@@ -43,7 +44,7 @@ def register(commands: Any) -> None:
 def _init(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     try:
         for directory in (paths.home, paths.memories, paths.skills):
-            _make_private_dir(directory)
+            ensure_private_dir(directory)
     except OSError as exc:
         print(f"mnemo: cannot create {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 1
@@ -71,14 +72,6 @@ def _init(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     print()
     print(_next_steps(args, paths, config))
     return 0
-
-
-def _make_private_dir(directory: Path) -> None:
-    if directory.is_dir():
-        return
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    directory.mkdir(mode=0o700, exist_ok=True)
-    directory.chmod(0o700)  # mkdir's mode is masked by the umask; say it outright
 
 
 def _write_new(path: Path, text: str) -> None:
