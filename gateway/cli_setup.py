@@ -20,7 +20,6 @@ import stat
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from gateway.config import Config, Paths
 from gateway.config_doc import commented_config
@@ -124,21 +123,13 @@ def summary(config: Config) -> str:
     for name in enabled_platforms(config):
         mode = getattr(getattr(config.platforms, name), "mode", None)
         platforms.append(f"{name} ({mode})" if mode else name)
-    endpoint = _without_credentials(config.model.base_url) if config.model.base_url else "OpenAI"
+    endpoint = config.model.base_url or "OpenAI"  # the loader refuses one with user:password@
     http = config.ops.http.listen or "off"
     return (
         f"platforms: {', '.join(platforms) or 'none enabled (mnemo chat only)'}; "
         f"model: {config.model.name} at {endpoint}; memory: {config.memory.scope}; "
         f"admins: {len(config.gateway.admins)}; http: {http}"
     )
-
-
-def _without_credentials(url: str) -> str:
-    """``url`` minus any ``user:password@`` part (a base URL may carry one)."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def _example(args: argparse.Namespace, paths: Paths, config: Config) -> int:
