@@ -320,3 +320,47 @@ def test_config_check_refuses_credentials_in_the_base_url_without_showing_them(
         f"mnemo: config error: {path}:2: model.base_url: must not carry credentials"
         " (user:password@…): keep secrets in the environment, never in config.yaml\n"
     )
+
+
+# A bot token pasted where the variable's NAME belongs. Not one the log redactor's pattern
+# knows (that wants digits, ':AA' and 33 more), so nothing but the loader keeps it back.
+PASTED = "987654321:XYZdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
+
+
+@pytest.mark.parametrize("log_format", ["text", "json"])
+@pytest.mark.parametrize(
+    "command",
+    [["config", "check"], ["init"], ["doctor"], ["doctor", "--json"], ["run"],
+     ["chat", "--dry-run"]],
+)  # fmt: skip
+def test_a_token_in_token_env_is_refused_by_every_command_and_never_shown(
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+    log_format: str,
+) -> None:
+    path = home / "config.yaml"
+    path.write_text(
+        f"ops:\n  log_format: {log_format}\nplatforms:\n  telegram:\n    enabled: true\n"
+        f"    token_env: {PASTED}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    code, out, err = run(*command, capsys=capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"mnemo: config error: {path}:6: platforms.telegram.token_env: this looks like a token"
+        " itself: put the NAME of an environment variable here\n"
+    )
+    assert PASTED.split(":")[1][:8] not in out + err
+    assert sorted(p.name for p in home.iterdir()) == ["config.yaml"]  # nothing was started
+
+
+def test_config_check_rejects_an_invalid_file_with_exit_2(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (home / "config.yaml").write_text("gateway:\n  admin: []\n", encoding="utf-8")
+    code, out, err = run("config", "check", capsys=capsys)
+    assert (code, out) == (2, "")
+    assert "gateway.admin: unknown key" in err
