@@ -100,10 +100,10 @@ async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> 
                     if outcome is None:
                         break
                     conversation, answer = outcome
-                    print(answer, flush=True)
+                    print(visible(answer), flush=True)
                     continue
                 result = await agent.turn(conversation, text)
-                print(result.reply, flush=True)
+                print(visible(result.reply), flush=True)  # model output drives no terminal
                 if result.review is not None and config.memory.notify != "off":
                     result.review.add_done_callback(
                         lambda task: _notify(task, verbose=config.memory.notify == "verbose")

@@ -6,7 +6,8 @@ Rows, in this order (each check is one or more rows ``check | result | detail``)
     model     one tiny chat completion (no retries, --timeout): model name and latency
     telegram  getMe with the configured token (adapters.telegram.probe)
     discord   GET /users/@me with the configured token (adapters.discord.probe)
-    home      a temporary file created and deleted there; group/other access is a warning
+    home      a temporary file created and deleted there; group/other access to the home
+              or to memories/ is a warning naming the `chmod 700` that fixes it
     archive   state.db opened and integrity-checked (memory.archive.Archive.check)
     memory    per person: blocked entries and drifted files (warnings: `mnemo memory scan`)
     skills    SkillStore.check problems (a warning: `mnemo skills check`)
@@ -32,6 +33,8 @@ import asyncio
 import contextlib
 import json
 import os
+import shlex
+import stat
 import tempfile
 import time
 from collections.abc import Awaitable, Callable, Mapping
@@ -218,16 +221,28 @@ def check_home(paths: Paths) -> list[Check]:
         os.unlink(name)
     except OSError as exc:
         return [Check("home", "fail", f"{home} is not writable: {exc.strerror or exc}")]
-    mode = home.stat().st_mode & 0o777
+    mode = stat.S_IMODE(home.stat().st_mode)
     if mode & 0o077:
-        return [
-            Check(
-                "home",
-                "warn",
-                f"{home} is writable but mode {mode:o} lets others in; run `chmod 700 {home}`",
-            )
-        ]
-    return [Check("home", "ok", f"{home} is writable")]
+        detail = (
+            f"{home} is writable but mode {mode:o} lets others in;"
+            f" run `chmod 700 {shlex.quote(str(home))}`"
+        )
+        rows = [Check("home", "warn", detail)]
+    else:
+        rows = [Check("home", "ok", f"{home} is writable")]
+    memories = paths.memories
+    try:
+        info = memories.stat()
+    except OSError:  # missing: nothing remembered yet
+        return rows
+    mode = stat.S_IMODE(info.st_mode)
+    if stat.S_ISDIR(info.st_mode) and mode & 0o077:
+        detail = (
+            f"{memories} has mode {mode:o}: other users can see who talks to the bot;"
+            f" run `chmod 700 {shlex.quote(str(memories))}`"
+        )
+        rows.append(Check("home", "warn", detail))
+    return rows
 
 
 async def check_archive(paths: Paths) -> list[Check]:

@@ -20,11 +20,11 @@ import stat
 import sys
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit, urlunsplit
 
 from gateway.config import Config, Paths
 from gateway.config_doc import commented_config
 from gateway.preflight import check_environment, enabled_platforms
+from memory.files import ensure_private_dir
 
 __all__ = ["check_environment", "register", "summary"]
 
@@ -43,7 +43,7 @@ def register(commands: Any) -> None:
 def _init(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     try:
         for directory in (paths.home, paths.memories, paths.skills):
-            _make_private_dir(directory)
+            ensure_private_dir(directory)
     except OSError as exc:
         print(f"mnemo: cannot create {exc.filename}: {exc.strerror}", file=sys.stderr)
         return 1
@@ -71,14 +71,6 @@ def _init(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     print()
     print(_next_steps(args, paths, config))
     return 0
-
-
-def _make_private_dir(directory: Path) -> None:
-    if directory.is_dir():
-        return
-    directory.parent.mkdir(parents=True, exist_ok=True)
-    directory.mkdir(mode=0o700, exist_ok=True)
-    directory.chmod(0o700)  # mkdir's mode is masked by the umask; say it outright
 
 
 def _write_new(path: Path, text: str) -> None:
@@ -131,21 +123,13 @@ def summary(config: Config) -> str:
     for name in enabled_platforms(config):
         mode = getattr(getattr(config.platforms, name), "mode", None)
         platforms.append(f"{name} ({mode})" if mode else name)
-    endpoint = _without_credentials(config.model.base_url) if config.model.base_url else "OpenAI"
+    endpoint = config.model.base_url or "OpenAI"  # the loader refuses one with user:password@
     http = config.ops.http.listen or "off"
     return (
         f"platforms: {', '.join(platforms) or 'none enabled (mnemo chat only)'}; "
         f"model: {config.model.name} at {endpoint}; memory: {config.memory.scope}; "
         f"admins: {len(config.gateway.admins)}; http: {http}"
     )
-
-
-def _without_credentials(url: str) -> str:
-    """``url`` minus any ``user:password@`` part (a base URL may carry one)."""
-    parts = urlsplit(url)
-    if "@" not in parts.netloc:
-        return url
-    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
 
 
 def _example(args: argparse.Namespace, paths: Paths, config: Config) -> int:

@@ -5,10 +5,12 @@ Where things live::
     home    --home DIR, else $MNEMO_HOME, else ~/.mnemo
     config  --config FILE, else <home>/config.yaml (a missing default file = all defaults)
 
-Unknown keys, wrong types and invalid YAML raise ``ConfigError`` whose ``lines`` name the
-file, the key path and what was expected, one line per problem; the CLI prints them and
-exits with status 2. Secrets never live here: a section names the *environment variable*
-that holds a token (``token_env``), and the value is read from the environment.
+Unknown keys, repeated keys, wrong types, values of the wrong shape and invalid YAML raise
+``ConfigError`` whose ``lines`` name the file, the line, the key path and what was expected,
+one line per problem; the CLI prints them and exits with status 2. Secrets never live here:
+a section names the *environment variable* that holds a token (``token_env``: an
+``EnvName``), and the value is read from the environment. An error line never quotes a value
+that looks like a secret (``gateway.config_checks``).
 """
 
 from __future__ import annotations
@@ -20,7 +22,31 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 import yaml
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    ValidationError,
+)
+
+from gateway.config_checks import (
+    PROBLEM,
+    DuplicateKeyError,
+    EnvName,
+    HttpsURL,
+    HttpURL,
+    UniqueKeyLoader,
+    WebSocketURL,
+    admin_entry,
+    describe,
+    key_lines,
+    kind,
+    looks_like_secret,
+    platform_id,
+    quote,
+)
 
 __all__ = [
     "AgentConfig",
@@ -78,9 +104,9 @@ class MemoryConfig(_Section):
 
 
 class ModelConfig(_Section):
-    base_url: str | None = None
+    base_url: HttpURL | None = None
     """OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (None: OpenAI itself)."""
-    api_key_env: str = "OPENAI_API_KEY"
+    api_key_env: EnvName = "OPENAI_API_KEY"
     """Environment variable holding the API key (a local endpoint may need none)."""
     name: str = "gpt-4o-mini"
     """Model name sent with every request."""
@@ -106,14 +132,8 @@ class AgentConfig(_Section):
     """Model requests one turn may make before it is stopped gracefully."""
 
 
-def _as_id(value: Any) -> Any:
-    """YAML reads ``123`` as an int; platform ids are strings to us (but not booleans)."""
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(value)
-    return value
-
-
-Id = Annotated[str, BeforeValidator(_as_id)]
+Id = Annotated[str, BeforeValidator(platform_id)]
+"""A chat or user id: an integer (YAML reads ``123`` as one; a string to us) or "*"."""
 
 
 class _Platform(_Section):
@@ -130,30 +150,30 @@ class _Platform(_Section):
 
 
 class TelegramConfig(_Platform):
-    token_env: str = "TELEGRAM_BOT_TOKEN"  # noqa: S105 - a variable name
+    token_env: EnvName = "TELEGRAM_BOT_TOKEN"  # noqa: S105 - a variable name
     """Environment variable holding the bot token (from @BotFather)."""
-    base_url: str | None = None
+    base_url: HttpURL | None = None
     """Bot API base, for a self-hosted Bot API server, e.g. http://127.0.0.1:8081/bot."""
-    base_file_url: str | None = None
+    base_file_url: HttpURL | None = None
     """File download base of that server, e.g. http://127.0.0.1:8081/file/bot."""
     mode: Literal["polling", "webhook"] = "polling"
     """Long polling (no inbound port needed) or a webhook."""
-    webhook_url: str | None = None
+    webhook_url: HttpsURL | None = None
     """Public HTTPS URL Telegram posts updates to (webhook mode)."""
     webhook_listen: str = "127.0.0.1"
     """Address the webhook listener binds (put a TLS reverse proxy in front)."""
     webhook_port: int = Field(default=8443, gt=0, lt=65536)
     """Port the webhook listener binds."""
-    webhook_secret_env: str = "TELEGRAM_WEBHOOK_SECRET"  # noqa: S105
+    webhook_secret_env: EnvName = "TELEGRAM_WEBHOOK_SECRET"  # noqa: S105
     """Environment variable holding the webhook secret token (checked on every post)."""
 
 
 class DiscordConfig(_Platform):
-    token_env: str = "DISCORD_BOT_TOKEN"  # noqa: S105 - a variable name
+    token_env: EnvName = "DISCORD_BOT_TOKEN"  # noqa: S105 - a variable name
     """Environment variable holding the bot token."""
-    api_base: str | None = None
+    api_base: HttpURL | None = None
     """REST base of a Discord-compatible server, e.g. http://127.0.0.1:3000/api/v10."""
-    gateway_url: str | None = None
+    gateway_url: WebSocketURL | None = None
     """Gateway WebSocket URL of that server."""
     ready_wait_s: float = Field(default=2.0, ge=0, le=60)
     """After connecting, how long to wait for guild data before answering (discord.py)."""
@@ -173,8 +193,12 @@ class LimitsConfig(_Section):
     limit. Admins have none."""
 
 
+Admin = Annotated[str, AfterValidator(admin_entry(tuple(PlatformsConfig.model_fields)))]
+"""A ``gateway.admins`` entry: ``<platform>:<numeric user id>``."""
+
+
 class GatewayConfig(_Section):
-    admins: list[str] = []
+    admins: list[Admin] = []
     """People who may run /admin and /pair, as platform:id (telegram:123, discord:456)."""
     group_sessions_per_user: bool = True
     """In groups each person has their own session (and their own memory in it)."""
@@ -278,18 +302,27 @@ def load_config(paths: Paths) -> Config:
         return Config()
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError([f"{name}: cannot read: {exc}"]) from None
+    loader = UniqueKeyLoader(text)
     try:
-        data = yaml.safe_load(text)
+        node = loader.get_single_node()
+        data = loader.construct_document(node) if node is not None else None
+    except DuplicateKeyError as exc:
+        raise ConfigError(
+            [f"{name}:{exc.line}: duplicate key {exc.describe_key()} (first at line {exc.first})"]
+        ) from None
     except yaml.YAMLError as exc:
         raise ConfigError([_yaml_error(name, exc)]) from None
+    finally:
+        loader.dispose()
     if data is None:
         return Config()
     if not isinstance(data, dict):
-        raise ConfigError([f"{name}: top level: expected a mapping of sections, got {_kind(data)}"])
+        raise ConfigError([f"{name}: top level: expected a mapping of sections, got {kind(data)}"])
     try:
         return Config.model_validate(data)
     except ValidationError as exc:
-        raise ConfigError([_pydantic_line(name, err) for err in exc.errors()]) from None
+        lines = key_lines(node)
+        raise ConfigError([_pydantic_line(name, err, lines) for err in exc.errors()]) from None
 
 
 def _yaml_error(name: str, exc: yaml.YAMLError) -> str:
@@ -300,27 +333,24 @@ def _yaml_error(name: str, exc: yaml.YAMLError) -> str:
     return f"{name}: invalid YAML: {problem}"
 
 
-def _kind(value: Any) -> str:
-    if value is None:
-        return "nothing"
-    return {
-        bool: "a boolean",
-        int: "an integer",
-        float: "a number",
-        str: "a string",
-        list: "a list",
-        dict: "a mapping",
-    }.get(type(value), type(value).__name__)
-
-
-def _pydantic_line(name: str, err: Mapping[str, Any]) -> str:
+def _pydantic_line(name: str, err: Mapping[str, Any], lines: Mapping[tuple[str, ...], int]) -> str:
+    """``file:line: key.path: problem``; a value is quoted only when it cannot be a secret
+    (never under a ``*_env`` key, never one that looks like a credential)."""
     loc = [str(part) for part in err["loc"]]
-    path = ".".join(loc) or "top level"
-    kind = err["type"]
+    path = "".join(_key(part) for part in err["loc"])[1:] or "top level"
+    where = name
+    for end in range(len(loc), 0, -1):  # the line of the key, or of the nearest parent
+        if tuple(loc[:end]) in lines:
+            where = f"{name}:{lines[tuple(loc[:end])]}"
+            break
+    problem = err["type"]
     value = err.get("input")
-    if kind == "extra_forbidden":
+    if problem == PROBLEM:  # our own checks: a complete message that never quotes a secret
+        return f"{where}: {path}: {err['msg']}"
+    if problem == "extra_forbidden":
         allowed = _allowed_keys(loc[:-1])
-        return f"{name}: {path}: unknown key (allowed here: {', '.join(allowed)})"
+        return f"{where}: {path}: unknown key (allowed here: {', '.join(allowed)})"
+    hidden = bool(loc) and loc[-1].endswith("_env")
     expected = {
         "int_type": "an integer",
         "bool_type": "true or false",
@@ -330,12 +360,21 @@ def _pydantic_line(name: str, err: Mapping[str, Any]) -> str:
         "model_attributes_type": "a mapping",
         "dict_type": "a mapping",
         "list_type": "a list",
-    }.get(kind)
+    }.get(problem)
     if expected is not None:
-        return f"{name}: {path}: expected {expected}, got {_kind(value)} {value!r}"
-    if kind == "literal_error":
-        return f"{name}: {path}: expected one of {err['ctx']['expected']}, got {value!r}"
-    return f"{name}: {path}: {err['msg'][0].lower()}{err['msg'][1:]}, got {value!r}"
+        got = kind(value) if hidden else describe(value)
+        return f"{where}: {path}: expected {expected}, got {got}"
+    shown = "a value (not shown)" if hidden else quote(value)
+    if problem == "literal_error":
+        return f"{where}: {path}: expected one of {err['ctx']['expected']}, got {shown}"
+    return f"{where}: {path}: {err['msg'][0].lower()}{err['msg'][1:]}, got {shown}"
+
+
+def _key(part: str | int) -> str:
+    """One step of a key path as printed: ``.name``, or ``[index]`` in a list."""
+    if isinstance(part, int):
+        return f"[{part}]"
+    return ".(a key that looks like a secret)" if looks_like_secret(part) else f".{part}"
 
 
 def _allowed_keys(loc: list[str]) -> list[str]:

@@ -13,6 +13,12 @@ stderr handler whose formatter redacts after formatting:
 
 ``fmt="json"`` writes one JSON object per line: ``ts`` (ISO 8601, UTC), ``level``,
 ``logger``, ``message`` and, for an exception, ``exc`` — each field redacted.
+
+A log message often carries text from outside (a platform's error, a name, a file name).
+It can never forge a line or drive a terminal: in text logs every control character of
+the message (a newline included) is written as an escape (``\n``, ``\x1b``), and in both
+formats format characters (bidi overrides, zero-width) as ``<U+XXXX>``. One record is one
+line; only a traceback, which follows it, spans several.
 """
 
 from __future__ import annotations
@@ -20,13 +26,14 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import unicodedata
 from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Literal
 
 from memory.scan import PATTERNS
 
-__all__ = ["JsonFormatter", "Redactor", "TextFormatter", "install", "redact"]
+__all__ = ["JsonFormatter", "Redactor", "TextFormatter", "install", "one_line", "redact"]
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 REDACTED = "[redacted]"
@@ -49,10 +56,29 @@ def redact(text: str, secrets: Iterable[str] = ()) -> str:
     return Redactor(secrets)(text)
 
 
+def one_line(text: str, *, controls: bool = True) -> str:
+    """``text`` with its control characters escaped (``controls``) and its format
+    characters (bidi, zero-width, tags) named, so it cannot break or hide a log line."""
+    out = []
+    for char in text:
+        category = unicodedata.category(char)
+        if category == "Cf":
+            out.append(f"<U+{ord(char):04X}>")
+        elif controls and category == "Cc":
+            out.append(repr(char)[1:-1] if char in "\n\r\t" else f"\\x{ord(char):02x}")
+        else:
+            out.append(char)
+    return "".join(out)
+
+
 class TextFormatter(logging.Formatter):
     def __init__(self, redactor: Redactor) -> None:
         super().__init__(FORMAT)
         self.redactor = redactor
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        record.message = one_line(record.message)
+        return super().formatMessage(record)
 
     def format(self, record: logging.LogRecord) -> str:
         return self.redactor(super().format(record))
@@ -68,7 +94,8 @@ class JsonFormatter(logging.Formatter):
             "ts": datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "message": self.redactor(record.getMessage()),
+            # JSON escapes control characters itself
+            "message": self.redactor(one_line(record.getMessage(), controls=False)),
         }
         if record.exc_info:
             line["exc"] = self.redactor(self.formatException(record.exc_info))

@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import os
 import sqlite3
+import stat
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -27,6 +29,7 @@ from typing import Any, TypeVar
 import aiosqlite
 
 from memory import writer as w
+from memory.files import FILE_MODE, ensure_private_dir
 from memory.migrations import migrate
 from memory.records import (
     MESSAGE_COLUMNS,
@@ -101,7 +104,7 @@ class Archive:
 
     @classmethod
     async def open(cls, path: Path, *, readers: int = 2) -> Archive:
-        await asyncio.to_thread(path.parent.mkdir, mode=0o700, parents=True, exist_ok=True)
+        await asyncio.to_thread(_create_private, path)
         writer = await Writer.open(path)
         pool: list[aiosqlite.Connection] = []
         try:
@@ -113,8 +116,6 @@ class Archive:
                 await db.close()
             await writer.close()
             raise
-        with contextlib.suppress(OSError):
-            await asyncio.to_thread(path.chmod, 0o600)
         return cls(path, writer, pool)
 
     async def close(self) -> None:
@@ -410,6 +411,30 @@ class Archive:
                 db.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
 
         await self._writer.run(run)
+
+
+def _create_private(path: Path) -> None:
+    """The home (0700) and ``state.db`` (0600) exist before SQLite first opens the file.
+
+    SQLite would create the database with 0644 minus the umask, and it gives the ``-wal``
+    and ``-shm`` files it creates later the database file's own mode: made 0600 here, all
+    three are private from the moment they exist, whatever the umask (an empty file is an
+    empty database to SQLite). An existing database, perhaps from an older version that
+    let its ``-wal`` and ``-shm`` be 0644, is tightened where we may.
+    """
+    ensure_private_dir(path.parent)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
+    except FileExistsError:
+        for existing in (path, *(path.with_name(path.name + end) for end in ("-wal", "-shm"))):
+            with contextlib.suppress(OSError):  # missing, or not ours to change
+                if stat.S_IMODE(existing.stat().st_mode) != FILE_MODE:
+                    existing.chmod(FILE_MODE)
+        return
+    try:
+        os.fchmod(fd, FILE_MODE)  # the umask may have taken bits SQLite needs
+    finally:
+        os.close(fd)
 
 
 async def _connect_reader(path: Path) -> aiosqlite.Connection:

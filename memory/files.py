@@ -4,6 +4,9 @@
   the data file itself can be swapped by ``os.replace`` while the lock is held. ``flock``
   locks belong to an open file description, so the lock excludes other processes and
   other threads of this process alike.
+* ``ensure_private_dir(path)`` makes every folder of ours (the home, ``memories/``, a
+  person's folder, ``skills/`` and its subfolders, a lock file's parent) mode 0700 whatever
+  the umask.
 * ``atomic_write_bytes(path, data)`` writes a temp file in the same directory, flushes,
   fsyncs, renames over ``path`` and fsyncs the directory: a reader (or a crash) sees the
   old file or the new one, never a partial one.
@@ -20,6 +23,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 __all__ = [
+    "DIR_MODE",
+    "FILE_MODE",
     "atomic_write_bytes",
     "atomic_write_text",
     "ensure_private_dir",
@@ -35,8 +40,28 @@ DIR_MODE = 0o700
 
 
 def ensure_private_dir(path: Path) -> None:
-    """Create ``path`` (and parents) with mode 0700 if missing."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    """Create ``path`` and each missing parent with mode 0700, whatever the umask.
+
+    ``Path.mkdir(mode, parents=True)`` gives missing parents the default mode and masks
+    ``mode`` with the umask, so each missing level is made here and chmodded outright.
+    (``mkdir`` with 0700 is never *more* open than 0700, so there is no window in which
+    others could look in.) A directory that already exists is left as it is, even one made
+    by a concurrent caller a moment ago: its mode is its owner's choice (``mnemo doctor``
+    warns about an open home). A file in the way raises ``FileExistsError``.
+    """
+    missing: list[Path] = []
+    level = path
+    while not level.is_dir() and level.parent != level:
+        missing.append(level)
+        level = level.parent
+    for directory in reversed(missing):
+        try:
+            os.mkdir(directory, DIR_MODE)
+        except FileExistsError:
+            if directory.is_dir():
+                continue  # made by someone else meanwhile: not ours to chmod
+            raise
+        os.chmod(directory, DIR_MODE)
 
 
 @contextlib.contextmanager

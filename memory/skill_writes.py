@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from memory.files import atomic_write_text, ensure_private_dir, fsync_dir
+from memory.files import DIR_MODE, atomic_write_text, ensure_private_dir, fsync_dir
 from memory.skill_changes import SkillChange
 from memory.skill_files import (
     MAX_SUPPORT_BYTES,
@@ -112,12 +112,10 @@ def _create(store: SkillStore, change: SkillChange) -> Plan:
         raise SkillError(f"{rel} already exists; choose another name.")
 
     def run() -> None:
-        ensure_private_dir(store.root)
-        if category is not None and kind_of(parent) == "missing":
-            with contextlib.suppress(FileExistsError):
-                os.mkdir(parent, 0o700)
+        ensure_private_dir(parent)  # skills/ and the category: 0700 whatever the umask
         tmp = Path(tempfile.mkdtemp(prefix=f".create-{name}-", dir=parent))
         try:
+            os.chmod(tmp, DIR_MODE)  # becomes the skill's folder; mkdtemp's mode is masked
             atomic_write_text(tmp / SKILL_FILE, content)
             os.rename(tmp, parent / name)
         except BaseException:
@@ -237,7 +235,7 @@ def _write_file(store: SkillStore, change: SkillChange, folder: Folder) -> Plan:
         for part in parts[:-1]:
             directory = directory / part
             if kind_of(directory) == "missing":
-                os.mkdir(directory, 0o700)
+                ensure_private_dir(directory)
         atomic_write_text(path, content)
 
     state = "new file" if kind == "missing" else "replaced"

@@ -123,3 +123,31 @@ async def test_sighup_reloads_the_allowlist_without_dropping_sessions(
     # Alice's session went on: both of her turns are in one session
     alice = [r.body["messages"] for r in openai.requests if "after" in str(r.body)]
     assert "before" in str(alice[-1])
+
+
+async def test_a_reload_refused_for_a_pasted_token_never_logs_it(
+    home: Path, driver: Driver, openai: FakeOpenAI
+) -> None:
+    """SIGHUP with a token pasted into token_env: refused, logged (JSON) without the token.
+
+    Not the bot's own token (that one the redactor knows) and not shaped like a Telegram
+    token the redactor's pattern knows: only the loader keeps this one out of the log."""
+    pasted = "987654321:XYZdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
+    write_config(home, driver, openai, ops={"log_format": "json"})
+    async with mnemo_run(home, driver) as running:
+        write_config(
+            home, driver, openai, ops={"log_format": "json"}, platform={"token_env": pasted}
+        )
+        running.proc.send_signal(signal.SIGHUP)
+        await running.wait_log("reload refused")
+        running.proc.send_signal(signal.SIGTERM)
+        logs = await running.finish()
+    assert running.proc.returncode == 0, logs
+    [refused] = [
+        json.loads(line)["message"] for line in logs.splitlines() if "reload refused" in line
+    ]
+    assert refused.endswith(
+        "token_env: this looks like a token itself: put the NAME of an environment variable here"
+    )
+    assert f"platforms.{driver.platform}.token_env" in refused
+    assert "XYZdqTcv" not in logs

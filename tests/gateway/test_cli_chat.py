@@ -91,6 +91,20 @@ async def test_dry_run_needs_no_endpoint_and_a_missing_key_is_one_clear_line(hom
     assert len(err.strip().splitlines()) == 1
 
 
+async def test_model_output_cannot_drive_the_terminal(home: Path) -> None:
+    hostile = "fine\x1b[2J\x1b]0;pwned\x07 \u202eexe.txt"
+    async with FakeOpenAI(default=Text(hostile)) as server:
+        (home / "config.yaml").write_text(
+            f"model:\n  base_url: {server.base_url}\n  name: fake-model\n"
+            "memory: {review: {enabled: false}}\n",
+            encoding="utf-8",
+        )
+        code, out, err = await chat(home, "hi\n")
+    assert code == 0, err
+    assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
+    assert out.startswith("fine<U+001B>[2J")
+
+
 def test_console_person_ids_are_safe() -> None:
     assert console_person("Ada Lovelace") == "console-ada_lovelace"
     assert console_person("../../root") == "console-root"

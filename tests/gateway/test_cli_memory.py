@@ -182,7 +182,7 @@ def test_bad_config_is_one_line_and_exit_2_with_no_traceback(home: Path) -> None
     )
     assert proc.returncode == 2
     assert proc.stderr.strip() == (
-        f"mnemo: config error: {home / 'config.yaml'}: memory.memory_char_limit: "
+        f"mnemo: config error: {home / 'config.yaml'}:2: memory.memory_char_limit: "
         "expected an integer, got a string 'many'"
     )
     assert "Traceback" not in proc.stderr

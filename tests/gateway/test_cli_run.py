@@ -56,6 +56,25 @@ def test_the_redactor_hides_secrets_anywhere_in_a_record() -> None:
     assert text.count("[redacted]") >= 3
 
 
+FORGED = "Eve\x1b[2J\x1b[31mRED\x1b[0m\u202eTXT.exe\n2026-12-01 12:00:00,000 ERROR mnemo: forged"
+
+
+def test_a_text_log_record_is_one_line_whatever_it_carries() -> None:
+    formatter = TextFormatter(Redactor([]))
+    record = logging.LogRecord("mnemo", logging.INFO, __file__, 1, "hello %s", (FORGED,), None)
+    text = formatter.format(record)
+    assert "\n" not in text and "\x1b" not in text and "\u202e" not in text
+    assert text.endswith("TXT.exe\\n2026-12-01 12:00:00,000 ERROR mnemo: forged")
+    assert "\\x1b[2J" in text and "<U+202E>" in text
+
+
+def test_a_json_log_record_names_bidi_characters_too() -> None:
+    record = logging.LogRecord("mnemo", logging.INFO, __file__, 1, "%s", (FORGED,), None)
+    line = JsonFormatter(Redactor([])).format(record)
+    assert "\n" not in line and "\x1b" not in line and "\u202e" not in line
+    assert json.loads(line)["message"].startswith("Eve\x1b[2J")  # JSON's own escape
+
+
 def test_json_lines_parse_and_redact_configured_and_credential_shaped_secrets() -> None:
     formatter = JsonFormatter(Redactor(["configured-secret-value"]))
     leaked = "ghp_" + "a1B2" * 9

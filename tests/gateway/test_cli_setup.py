@@ -235,21 +235,8 @@ def test_no_model_endpoint() -> None:
     (problem,) = check_environment(config(model={"api_key_env": "GROQ_KEY"}), GOOD_ENV)
     assert "GROQ_KEY is not set" in problem
     assert check_environment(config(model={"api_key_env": "GROQ_KEY"}), {"GROQ_KEY": "k"}) == []
-    (problem,) = check_environment(config(model={"base_url": "127.0.0.1:11434/v1"}), {})
-    assert problem == "model.base_url must be an http:// or https:// URL, got '127.0.0.1:11434/v1'"
-
-
-def test_admin_entries_must_be_platform_and_numeric_id() -> None:
-    admins = ["telegram:123", "alice", "telegram:@alice", "slack:42", "discord:", " discord:1"]
-    problems = check_environment(config(gateway={"admins": admins}), GOOD_ENV)
-    assert problems == [
-        "gateway.admins[1]: 'alice' is not platform:id (e.g. telegram:123456789)",
-        "gateway.admins[2]: 'telegram:@alice' has a non-numeric id: telegram identifies"
-        " people by their numeric user id, not their @username",
-        "gateway.admins[3]: 'slack:42' names an unknown platform (known: telegram, discord)",
-        "gateway.admins[4]: 'discord:' is not platform:id (e.g. telegram:123456789)",
-        "gateway.admins[5]: ' discord:1' is not platform:id (e.g. telegram:123456789)",
-    ]
+    # a base_url that is no http(s) URL, an admin entry that can never match and an http
+    # webhook_url are refused by the loader already (tests/gateway/test_config.py)
 
 
 def test_webhook_mode_needs_a_public_https_url() -> None:
@@ -258,9 +245,6 @@ def test_webhook_mode_needs_a_public_https_url() -> None:
     assert problem.startswith(
         "platforms.telegram.mode is webhook but platforms.telegram.webhook_url is empty"
     )
-    plain = {**hook, "webhook_url": "http://bot.example/h"}
-    (problem,) = check_environment(config(platforms={"telegram": plain}), GOOD_ENV)
-    assert problem.startswith("platforms.telegram.webhook_url must be a public https:// URL")
     off = {"enabled": False, "mode": "webhook"}  # a disabled platform is not checked
     assert check_environment(config(platforms={"telegram": off}), GOOD_ENV) == []
 
@@ -313,8 +297,6 @@ def test_config_check_prints_one_line_per_problem_and_no_secret(
             "telegram": {"enabled": True, "mode": "webhook"},
             "discord": {"enabled": True},
         },
-        "gateway": {"admins": ["alice"]},
-        "model": {"base_url": "http://user:pw-secret@127.0.0.1:11434/v1"},
     }
     _write(home, bad)
     monkeypatch.setenv("DISCORD_BOT_TOKEN", DC_TOKEN)
@@ -323,18 +305,56 @@ def test_config_check_prints_one_line_per_problem_and_no_secret(
     lines = err.splitlines()
     assert len(lines) == 3 and all(line.startswith("mnemo: config check: ") for line in lines)
     assert "TELEGRAM_BOT_TOKEN is not set" in lines[0]
-    assert "webhook_url is empty" in lines[1]
-    assert "'alice' is not platform:id" in lines[2]
+    assert "no model endpoint: OPENAI_API_KEY is not set" in lines[1]
+    assert "webhook_url is empty" in lines[2]
     assert DC_TOKEN not in err
 
 
-def test_config_check_hides_credentials_in_the_base_url(
+def test_config_check_refuses_credentials_in_the_base_url_without_showing_them(
     home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    _write(home, {"model": {"base_url": "https://user:pw-secret@llm.example/v1"}})
-    code, out, _ = run("config", "check", capsys=capsys)
-    assert code == 0
-    assert "at https://llm.example/v1;" in out and "pw-secret" not in out
+    path = _write(home, {"model": {"base_url": "https://user:pw-secret@llm.example/v1"}})
+    code, out, err = run("config", "check", capsys=capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"mnemo: config error: {path}:2: model.base_url: must not carry credentials"
+        " (user:password@…): keep secrets in the environment, never in config.yaml\n"
+    )
+
+
+# A bot token pasted where the variable's NAME belongs. Not one the log redactor's pattern
+# knows (that wants digits, ':AA' and 33 more), so nothing but the loader keeps it back.
+PASTED = "987654321:XYZdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
+
+
+@pytest.mark.parametrize("log_format", ["text", "json"])
+@pytest.mark.parametrize(
+    "command",
+    [["config", "check"], ["init"], ["doctor"], ["doctor", "--json"], ["run"],
+     ["chat", "--dry-run"]],
+)  # fmt: skip
+def test_a_token_in_token_env_is_refused_by_every_command_and_never_shown(
+    home: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+    command: list[str],
+    log_format: str,
+) -> None:
+    path = home / "config.yaml"
+    path.write_text(
+        f"ops:\n  log_format: {log_format}\nplatforms:\n  telegram:\n    enabled: true\n"
+        f"    token_env: {PASTED}\n",
+        encoding="utf-8",
+    )
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    code, out, err = run(*command, capsys=capsys)
+    assert (code, out) == (2, "")
+    assert err == (
+        f"mnemo: config error: {path}:6: platforms.telegram.token_env: this looks like a token"
+        " itself: put the NAME of an environment variable here\n"
+    )
+    assert PASTED.split(":")[1][:8] not in out + err
+    assert sorted(p.name for p in home.iterdir()) == ["config.yaml"]  # nothing was started
 
 
 def test_config_check_rejects_an_invalid_file_with_exit_2(
