@@ -209,8 +209,16 @@ class Agent:
         return {"role": "user", "content": f"{header}\n{text}"}
 
     async def turn(
-        self, conversation: Conversation, text: str, *, speaker: str | None = None
+        self,
+        conversation: Conversation,
+        text: str,
+        *,
+        speaker: str | None = None,
+        author: str | None = None,
     ) -> TurnOutcome:
+        """One turn. ``speaker`` names the writer in the user message's header (groups);
+        ``author`` is the person id the archived user message is recorded as spoken by
+        (what per-person budgets count), by default the session's person."""
         if conversation.compressing is not None:
             # the previous reply did not wait for it; this request needs its result
             with contextlib.suppress(Exception):
@@ -218,6 +226,7 @@ class Agent:
             conversation.compressing = None
         conversation.memory_turn = MemoryTurn()
         user = self.user_message(text, speaker=speaker)
+        author = author or conversation.person
         try:
             result = await run_turn(
                 self.model,
@@ -231,7 +240,7 @@ class Agent:
             log.warning("turn in session %s failed: %s", conversation.id, exc)
             await self.archive.append_exchange(
                 conversation.id,
-                [NewMessage("user", user["content"], speaker=conversation.person)],
+                [NewMessage("user", user["content"], speaker=author)],
                 people=[conversation.person],
             )
             conversation.history.append(user)
@@ -245,7 +254,7 @@ class Agent:
             )
         await self.archive.append_exchange(
             conversation.id,
-            _archived(result.messages, conversation.person, result.usage_at),
+            _archived(result.messages, author, result.usage_at),
             people=[conversation.person],
         )
         conversation.history.extend(result.messages)
@@ -319,7 +328,8 @@ class Agent:
         )
         await self.archive.start_session(child)
         carried = [*head, *tail]
-        await self.archive.append_exchange(child.id, _archived(carried, conversation.person))
+        # carried rows are history, not turns spoken now: no speaker, so no budget counts them
+        await self.archive.append_exchange(child.id, _archived(carried, None))
         await self.archive.end_session(parent.id, "compressed")
         conversation.id = child.id
         conversation.system = prompt.message()
@@ -393,7 +403,9 @@ class Agent:
 
 
 def _archived(
-    messages: Sequence[dict[str, Any]], person: str, usage_at: Mapping[int, Usage] | None = None
+    messages: Sequence[dict[str, Any]],
+    person: str | None,
+    usage_at: Mapping[int, Usage] | None = None,
 ) -> list[NewMessage]:
     """Chat messages as archive rows: the user's are spoken by ``person``, a tool result is
     named after its call, an assistant message carries the usage of its own request."""

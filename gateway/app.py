@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 
 from adapters.base import Adapter
 from agent_core.agent import Agent, AgentSettings
@@ -10,6 +11,7 @@ from agent_core.compress import CompressionSettings
 from agent_core.models import Model
 from gateway.auth import Access, Auth, PairingStore
 from gateway.config import Config, Paths
+from gateway.limits import Limits
 from gateway.metrics import Metrics
 from gateway.service import Gateway, GatewaySettings, PlatformPolicy
 from memory import MemoryLimits, MemoryStores
@@ -80,6 +82,10 @@ def gateway_settings(config: Config) -> GatewaySettings:
         drain_timeout_s=section.drain_timeout_s,
         idle_session_s=section.idle_session_s,
         notify=config.memory.notify,
+        limits=Limits(
+            turns_per_hour=section.limits.turns_per_hour,
+            tokens_per_day=section.limits.tokens_per_day,
+        ),
         platforms={
             name: PlatformPolicy(
                 require_mention=p.require_mention,
@@ -109,14 +115,17 @@ def build_gateway(
     archive: Archive,
     model: Model,
     adapters: Mapping[str, Adapter],
+    clock: Callable[[], float] = time.time,
 ) -> Gateway:
-    """The whole gateway from one config: what `mnemo run` starts and what tests drive."""
+    """The whole gateway from one config: what `mnemo run` starts and what tests drive
+    (``clock``, unix time: pairing codes, what strangers are told, budgets)."""
     agent = build_agent(paths=paths, config=config, archive=archive, model=model)
-    auth = Auth(access(config), PairingStore(paths.home / "pairing.json"))
+    auth = Auth(access(config), PairingStore(paths.home / "pairing.json", clock=clock))
     return Gateway(
         agent=agent,
         auth=auth,
         adapters=adapters,
         settings=gateway_settings(config),
         metrics=Metrics(platforms=adapters),  # with the process_* series (memory, fds)
+        clock=clock,
     )

@@ -14,6 +14,7 @@ from gateway import (
     cli_chat,
     cli_doctor,
     cli_memory,
+    cli_pairing,
     cli_run,
     cli_sessions,
     cli_setup,
@@ -41,6 +42,7 @@ def build_parser() -> argparse.ArgumentParser:
     cli_sessions.register(commands)
     cli_chat.register(commands)
     cli_run.register(commands)
+    cli_pairing.register(commands)
     cli_skills.register(commands)
     cli_doctor.register(commands)
     cli_setup.register(commands)

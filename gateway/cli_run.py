@@ -1,4 +1,4 @@
-"""``mnemo run`` (the gateway) and ``mnemo pairing`` (approve people from the shell).
+"""``mnemo run``: the gateway (``mnemo pairing`` lives in ``gateway.cli_pairing``).
 
 ``mnemo run`` starts every enabled platform of ``platforms.*`` plus the agent, and runs until
 SIGTERM or SIGINT; then it drains (``gateway.drain_timeout_s``) and exits 0. Before anything
@@ -25,7 +25,6 @@ from typing import Any
 from adapters.base import Adapter
 from gateway import logs
 from gateway.app import access, build_gateway, gateway_settings
-from gateway.auth import PairingStore
 from gateway.cli_chat import build_model
 from gateway.cli_memory import UsageError
 from gateway.config import (
@@ -81,14 +80,6 @@ def register(commands: Any) -> None:
     run = commands.add_parser("run", help="run the gateway on every enabled platform")
     run.add_argument("--verbose", action="store_true", help="debug logging")
     run.set_defaults(handler=_run)
-    pairing = commands.add_parser("pairing", help="approve or revoke people who asked to pair")
-    actions = pairing.add_subparsers(dest="action", metavar="ACTION", required=True)
-    approve = actions.add_parser("approve", help="approve a pairing code")
-    approve.add_argument("code")
-    revoke = actions.add_parser("revoke", help="revoke an approval (platform:id)")
-    revoke.add_argument("who")
-    actions.add_parser("list", help="pending codes and approved people")
-    pairing.set_defaults(handler=_pairing)
 
 
 def adapters_for(config: Config, environ: Mapping[str, str]) -> dict[str, Adapter]:
@@ -201,26 +192,3 @@ async def _close(model: Any) -> None:
     if close is not None:
         with contextlib.suppress(Exception):
             await close()
-
-
-def _pairing(args: argparse.Namespace, paths: Paths, config: Config) -> int:
-    store = PairingStore(paths.home / "pairing.json")
-    if args.action == "approve":
-        who = store.approve(args.code)
-        if who is None:
-            print(f"mnemo: no valid pairing code {args.code.upper()!r}", file=sys.stderr)
-            return 1
-        print(f"approved {who}")
-        return 0
-    if args.action == "revoke":
-        if not store.revoke(args.who):
-            print(f"mnemo: {args.who} was not approved by pairing", file=sys.stderr)
-            return 1
-        print(f"revoked {args.who}")
-        return 0
-    pending, approved = store.listing()
-    for code, who, name in pending:
-        print(f"pending  {code}  {who}  {name}")
-    for who in approved:
-        print(f"approved {who}")
-    return 0

@@ -18,14 +18,15 @@ caller sends it through the outbox, which chunks long output like any reply.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from adapters.base import BotCommand
-from adapters.messages import InboundMessage
-from gateway.auth import PairingStore
+from adapters.messages import InboundMessage, label
+from gateway.pairing import PairingStore, qualified_id
+from gateway.pairing_notices import listing_text
 from gateway.router import SessionKey
 from gateway.sessions import Sessions
 from gateway.terminal import visible
@@ -64,7 +65,7 @@ COMMANDS: tuple[BotCommand, ...] = (
     ("search", "Search your past conversations"),
     ("skills", "The skills I know; admins: pending, diff, approve, reject"),
     ("admin", "Admins: memory, sessions, search, blocked, stats"),
-    ("pair", "Admins: approve or revoke a pairing"),
+    ("pair", "Admins: pairing requests: list, approve, deny, revoke, block, unblock"),
 )
 NAMES = frozenset(name for name, _ in COMMANDS)
 ADMIN_ONLY = frozenset({"admin", "pair"})  # /skills is partly: its review subcommands
@@ -104,9 +105,11 @@ Admin commands:
 /admin stats — people, sessions, messages, turns and tokens today
 /admin pending PERSON — a person's (or a chat's) staged memory writes
 /admin approve PERSON ID, /admin reject PERSON ID — decide one
-/pair list — pending pairing codes and approved people
+/pair list — pending pairing codes, approved and blocked people
 /pair approve CODE — let the person who got CODE talk to me
+/pair deny CODE — drop that code (they may ask again, three times a day)
 /pair revoke PLATFORM:ID — take that approval back
+/pair block PLATFORM:ID, /pair unblock PLATFORM:ID — ignore someone silently, or stop
 /skills pending — skill changes waiting for approval (diff ID, approve ID, reject ID)"""
 
 TARGET_WORDS: dict[str, Target] = {"notes": "memory", "profile": "user"}
@@ -154,7 +157,11 @@ class Commands:
         stats: Callable[[], Awaitable[dict[str, Any]]] | None = None,
         on_paired: Callable[[], Awaitable[None]] | None = None,
         skills: SkillStore | None = None,
+        budget: Callable[..., Awaitable[str]] | None = None,
+        admins: Callable[[], Collection[str]] = frozenset,
     ) -> None:
+        """``budget(person, admin=…)``: the /status line on their budgets (gateway.limits);
+        ``admins()``: the configured admins (``telegram:123``), whom /pair block refuses."""
         self.skills = skills
         self.archive = archive
         self.stores = stores
@@ -163,6 +170,8 @@ class Commands:
         self.search = SearchTool(archive)
         self._stats = stats
         self._on_paired = on_paired
+        self._budget = budget
+        self._admins = admins
 
     async def run(self, request: CommandRequest) -> CommandReply:
         if request.name in ADMIN_ONLY and not request.admin:
@@ -211,6 +220,8 @@ class Commands:
                 lines.append(f"Turns: {turns} (resumes on your next message)")
         usages = await asyncio.to_thread(lambda: [(t, store.usage(t)) for t in TARGETS])
         lines += [f"{FILE_NAMES[t]}: {u}" for t, u in usages]
+        if self._budget is not None:
+            lines.append(await self._budget(request.person, admin=request.admin))
         return CommandReply("\n".join(lines))
 
     async def _cmd_memory(self, request: CommandRequest) -> CommandReply:
@@ -383,28 +394,35 @@ class Commands:
     async def _cmd_pair(self, request: CommandRequest) -> CommandReply:
         sub, _, rest = request.args.partition(" ")
         sub, rest = sub.lower(), rest.strip()
-        if sub == "approve" and rest:
-            who = await asyncio.to_thread(self.pairing.approve, rest)
+        store = self.pairing
+        if sub in ("approve", "deny") and rest:
+            code = rest.upper()
+            who = await asyncio.to_thread(store.approve if sub == "approve" else store.deny, code)
             if who is None:
                 return CommandReply(
-                    f"No valid pairing code {rest.upper()!r} (codes expire after an hour)."
+                    f"No waiting pairing code {label(code)!r} (approved, denied or expired?)."
                 )
+            if sub == "deny":
+                return CommandReply(f"Denied {code} of {who}. They may ask again later.")
             if self._on_paired is not None:
                 await self._on_paired()  # tell them now, not at the next poll
             return CommandReply(f"Approved {who}. They can talk to me now.")
-        if sub == "revoke" and rest:
-            done = await asyncio.to_thread(self.pairing.revoke, rest)
-            return CommandReply(
-                f"Revoked {rest}." if done else f"{rest} was not approved by pairing."
-            )
+        if sub in ("revoke", "block", "unblock") and rest:
+            who = qualified_id(rest)
+            if who is None:
+                return CommandReply(f"{label(rest)!r} is not PLATFORM:ID (e.g. telegram:123).")
+            if sub == "block" and who in self._admins():
+                return CommandReply(f"{who} is an admin (gateway.admins): not blocked.")
+            action = {"revoke": store.revoke, "block": store.block, "unblock": store.unblock}[sub]
+            done = await asyncio.to_thread(action, who)
+            return CommandReply(_PAIR_DONE[sub][0 if done else 1].format(who=who))
         if sub == "list":
-            pending, approved = await asyncio.to_thread(self.pairing.listing)
-            lines = ["Pending codes:"] + [
-                f"  {code} — {who} ({name})" for code, who, name in pending
-            ]
-            lines += ["Approved:"] + [f"  {who}" for who in approved]
-            return CommandReply("\n".join(lines) if pending or approved else "No pairings.")
-        return CommandReply("Usage: /pair approve CODE | /pair revoke PLATFORM:ID | /pair list")
+            listing = await asyncio.to_thread(store.listing)
+            return CommandReply(listing_text(listing, now=store.now))
+        return CommandReply(
+            "Usage: /pair list | approve CODE | deny CODE | revoke PLATFORM:ID"
+            " | block PLATFORM:ID | unblock PLATFORM:ID"
+        )
 
     # -- helpers --------------------------------------------------------------------------
 
@@ -465,6 +483,19 @@ class Commands:
         ]
         lines += [f"{name}: {value}" for name, value in extra.items()]
         return "\n".join(lines)
+
+
+_PAIR_DONE = {
+    "revoke": ("Revoked {who}.", "{who} was not approved by pairing."),
+    "block": (
+        "Blocked {who}: I ignore them from now on, everywhere (their approval, if any, is gone).",
+        "{who} was blocked already.",
+    ),
+    "unblock": (
+        "Unblocked {who}. An approval by pairing they had is not restored.",
+        "{who} was not blocked.",
+    ),
+}
 
 
 def _decider(person: str, *, mine: bool) -> Callable[[str], str]:

@@ -56,6 +56,7 @@ __all__ = [
     "DiscordConfig",
     "GatewayConfig",
     "HttpConfig",
+    "LimitsConfig",
     "MemoryConfig",
     "ModelConfig",
     "OpsConfig",
@@ -183,6 +184,15 @@ class PlatformsConfig(_Section):
     discord: DiscordConfig = DiscordConfig()
 
 
+class LimitsConfig(_Section):
+    turns_per_hour: int = Field(default=60, ge=0)
+    """Messages (turns) one person may start in any hour, across all their chats; 0 = no
+    limit. Admins have none."""
+    tokens_per_day: int = Field(default=200_000, ge=0)
+    """Model tokens (prompt + completion) one person's turns may use per day (UTC); 0 = no
+    limit. Admins have none."""
+
+
 Admin = Annotated[str, AfterValidator(admin_entry(tuple(PlatformsConfig.model_fields)))]
 """A ``gateway.admins`` entry: ``<platform>:<numeric user id>``."""
 
@@ -198,6 +208,7 @@ class GatewayConfig(_Section):
     """On SIGTERM, how long running turns may take to finish."""
     idle_session_s: float = Field(default=3600.0, gt=0)
     """Live sessions idle this long leave memory (they resume from the archive)."""
+    limits: LimitsConfig = LimitsConfig()
 
 
 class SkillsConfig(_Section):

@@ -31,6 +31,7 @@ Metric names (counters get ``_total`` in the exposition)::
     mnemo_reviews_total{result}               result: saved | nothing
     mnemo_review_writes_total
     mnemo_redeliveries_total                  updates dropped as already answered
+    mnemo_limited_total{platform,limit}       messages not run: over a budget (turns | tokens)
     mnemo_memory_chars_max{file}              file: MEMORY.md | USER.md
     mnemo_memory_chars_sum{file}
     mnemo_memory_stores
@@ -62,6 +63,7 @@ log = logging.getLogger(__name__)
 
 Outcome = Literal["ok", "error", "command"]
 OUTCOMES: tuple[Outcome, ...] = ("ok", "error", "command")
+LIMITS: tuple[str, ...] = ("turns", "tokens")  # gateway.limits
 MEMORY_FILES: tuple[str, ...] = ("MEMORY.md", "USER.md")
 TURN_BUCKETS: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120)
 """Seconds: a command answers in milliseconds, a model turn in seconds, a tool-heavy one in a
@@ -134,6 +136,12 @@ class Metrics:
             "Updates a platform delivered again and the gateway dropped (answered before).",
             registry=reg,
         )
+        self._limited = Counter(
+            "mnemo_limited",
+            "Messages not run because their sender was over a budget (gateway.limits).",
+            ["platform", "limit"],
+            registry=reg,
+        )
         self._memory_max = Gauge(
             "mnemo_memory_chars_max",
             "Largest memory file over all stores, in characters.",
@@ -173,6 +181,8 @@ class Metrics:
         for outcome in OUTCOMES:
             self._turns.labels(platform=platform, outcome=outcome)
         self._turn_seconds.labels(platform=platform)
+        for limit in LIMITS:
+            self._limited.labels(platform=platform, limit=limit)
 
     # -- events ----------------------------------------------------------------------------
 
@@ -210,6 +220,11 @@ class Metrics:
     @_never_raises
     def redelivery(self) -> None:
         self._redeliveries.inc()
+
+    @_never_raises
+    def limited(self, platform: str, limit: str) -> None:
+        """A message not run: its sender was over the ``limit`` budget (turns | tokens)."""
+        self._limited.labels(platform=platform, limit=limit).inc()
 
     def value(self, name: str, **labels: str) -> float:
         """A sample's current value (0 when it has none yet): for /admin stats and tests,

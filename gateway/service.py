@@ -2,13 +2,17 @@
 
 Every update an adapter normalises goes through ``Gateway.receive`` in this order:
 
-1. **authorize** (``gateway.auth``): deny by default; pairing codes for unknown DMs; groups
-   and bots ignored silently. Nothing else runs for a message that fails here.
+1. **authorize** (``gateway.auth``): deny by default; pairing codes for unknown DMs; groups,
+   bots and blocked people ignored silently. Nothing else runs for a message that fails here.
 2. **gate**: in a group the bot answers only when addressed (mention, reply, command),
    unless the platform's ``require_mention`` is off or the chat is a free-response chat.
 3. **deduplicate** (``memory.ledger``): an update seen before is dropped, so a redelivery
    after a restart never gets a second answer.
-4. **queue** (``gateway.router``) on the session key's lane.
+4. **pairing** (``gateway.pairing_notices``): a stranger is told their code once (then at
+   most a reminder every 10 minutes), and the admins hear of each new code, batched.
+5. **budget** (``gateway.limits``): a message that would start a turn past the person's
+   turns-an-hour or tokens-a-day budget is answered with the limit, not run.
+6. **queue** (``gateway.router``) on the session key's lane.
 
 A lane handles its batch in order: a command (``gateway.commands``) is answered without the
 model; consecutive plain messages are merged into one turn. The reply is persisted in the
@@ -25,19 +29,21 @@ import asyncio
 import contextlib
 import logging
 import time
-from collections.abc import Coroutine, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from adapters.base import Adapter, BotCommand, PlatformError
-from adapters.messages import InboundMessage
+from adapters.messages import Button, InboundMessage
 from agent_core.agent import Agent, Conversation
 from agent_core.review import ReviewOutcome
 from gateway.auth import Access, Auth
 from gateway.commands import COMMANDS, CommandRequest, Commands, answered_privately, parse_command
+from gateway.limits import Budgets, Limits
 from gateway.metrics import Metrics
 from gateway.outbox import Delivery, Outbox
+from gateway.pairing_notices import PairingDesk
 from gateway.router import Router, RouterClosed, SessionKey
 from gateway.sessions import GroupScope, Sessions
 from memory import FILE_NAMES, TARGETS, MemoryStores
@@ -77,6 +83,7 @@ class GatewaySettings:
     idle_session_s: float = 3600.0
     notify: str = "off"  # off | on | verbose (memory.notify)
     pairing_poll_s: float = 2.0  # how often approvals made from the shell are looked for
+    limits: Limits = field(default_factory=Limits)  # gateway.limits
     platforms: Mapping[str, PlatformPolicy] = field(default_factory=dict)
 
 
@@ -89,7 +96,9 @@ class Gateway:
         adapters: Mapping[str, Adapter],
         settings: GatewaySettings | None = None,
         metrics: Metrics | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
+        """``clock`` (unix time) measures budgets and what strangers are told of their code."""
         self.agent = agent
         self.metrics = metrics or Metrics(platforms=adapters, process=False)  # tests' default
         self.auth = auth
@@ -101,6 +110,14 @@ class Gateway:
             agent, idle_s=self.settings.idle_session_s, group_scope=self.settings.group_scope
         )
         self.router = Router(self._handle, max_concurrent=self.settings.max_concurrent_turns)
+        self.budgets = Budgets(agent.archive, self.settings.limits, clock=clock)
+        self.pairing_desk = PairingDesk(
+            auth.pairing,
+            admins=lambda: self.auth.access.admins,
+            platforms=self.adapters,
+            post=self._post_private,
+            clock=clock,
+        )
         self.commands = Commands(
             archive=agent.archive,
             stores=agent.stores,
@@ -109,6 +126,8 @@ class Gateway:
             stats=self._stats,
             on_paired=self._welcome,
             skills=agent.skills,
+            budget=self.budgets.status,
+            admins=lambda: self.auth.access.admins,
         )
         self._running = False
         self._closing = False
@@ -139,6 +158,7 @@ class Gateway:
                 log.warning("%s: could not register the command menu: %s", adapter.platform, exc)
         self._running = True
         self._track(self._watch_pairing(), "watch:pairing")
+        self._track(self.pairing_desk.notices.run(), "watch:pairing-notices")
         await self._notice_interrupted()
         delivered = await self.outbox.flush()
         if delivered:
@@ -156,6 +176,7 @@ class Gateway:
             )
         await self.agent.aclose(timeout_s=self.settings.drain_timeout_s)
         await self._await_tasks(self.settings.drain_timeout_s)
+        self.pairing_desk.notices.close()
         await self.outbox.flush()
         for adapter in reversed(self._started):
             with contextlib.suppress(Exception):
@@ -217,8 +238,10 @@ class Gateway:
             platforms=settings.platforms,
             notify=settings.notify,
             group_scope=settings.group_scope,
+            limits=settings.limits,
         )
         self.sessions.group_scope = settings.group_scope  # for sessions started from now on
+        self.budgets.limits = settings.limits
 
     # -- intake (the choke point) ---------------------------------------------------------
 
@@ -241,8 +264,14 @@ class Gateway:
             self.metrics.redelivery()
             log.info("dropped a redelivered update %s", message.dedup_key)
             return
-        if verdict.action == "pair":
-            await self._offer_pairing(message, key, verdict.code or "")
+        if verdict.action == "pair" and verdict.offer is not None:
+            text = self.pairing_desk.offer(message.sender, verdict.offer)
+            await self._answer_or_finish(message, key, text)
+            return
+        refusal = None if verdict.admin else await self.budgets.refusal(message)
+        if refusal is not None:
+            self.metrics.limited(message.platform, refusal.kind)
+            await self._answer_or_finish(message, key, refusal.text)
             return
         with contextlib.suppress(RouterClosed):  # the row stays queued: the next start tells them
             self.router.submit(key, message)
@@ -266,12 +295,14 @@ class Gateway:
             )
         )
 
-    async def _offer_pairing(self, message: InboundMessage, key: SessionKey, code: str) -> None:
-        text = (
-            "Hi! I don't know you yet. To talk to me, ask the admin of this bot to approve"
-            f" your pairing code:\n\n{code}\n\n(it is valid for one hour)"
-        )
-        log.info("pairing code offered to %s", message.sender.qualified)
+    async def _answer_or_finish(
+        self, message: InboundMessage, key: SessionKey, text: str | None
+    ) -> None:
+        """Answer ``message`` with ``text``, or, when there is nothing to say (it was said
+        recently), record it as handled without a reply."""
+        if text is None:
+            await self.ledger.finish([message.dedup_key])
+            return
         await self._reply(
             message, key, text, answers=(message.dedup_key,), markdown=False, reply=True
         )
@@ -376,7 +407,12 @@ class Gateway:
             text, buttons = "Sorry, that command failed. The operator can find why in the logs.", ()
         if self._must_answer_privately(message, name, args):
             delivered = await self._post_private(
-                message, key, text, buttons=buttons, answers=(message.dedup_key,)
+                message.platform,
+                message.sender.user_id,
+                text,
+                buttons=buttons,
+                answers=(message.dedup_key,),
+                session_key=str(key),
             )
             notice = ANSWERED_PRIVATELY if delivered != "failed" else ASK_PRIVATELY
             await self._reply(message, key, notice, markdown=False, reply=True, kind="notice")
@@ -405,35 +441,37 @@ class Gateway:
 
     async def _post_private(
         self,
-        message: InboundMessage,
-        key: SessionKey,
+        platform: str,
+        user_id: str,
         text: str,
         *,
-        buttons: tuple[tuple[str, str], ...] = (),
+        buttons: tuple[Button, ...] = (),
         answers: tuple[str, ...] = (),
+        session_key: str | None = None,
         kind: str = "reply",
     ) -> Delivery:
-        """Send ``text`` to the sender's private chat with the bot: ``failed`` when the
-        platform has no such chat for them or will not let the bot write there (on
-        Telegram, until they have started the bot)."""
-        adapter = self.adapters.get(message.platform)
+        """Send ``text`` to ``user_id``'s private chat with the bot (the asker of a
+        private answer, or an admin): ``failed`` when the platform has no such chat for
+        them or will not let the bot write there (on Telegram, until they have started
+        the bot)."""
+        adapter = self.adapters.get(platform)
         if adapter is None:
             return "failed"
         try:
-            chat = await adapter.private_chat(message.sender.user_id)
+            chat = await adapter.private_chat(user_id)
         except PlatformError as exc:
-            log.info("no private chat with %s: %s", message.sender.qualified, exc)
+            log.info("no private chat with %s:%s: %s", platform, user_id, exc)
             if answers:
                 await self.ledger.finish(answers)
             return "failed"
         return await self.outbox.post(
             Outgoing(
-                message.platform,
+                platform,
                 chat,
                 text,
                 markdown=False,
                 buttons=buttons,
-                session_key=str(key),
+                session_key=session_key,
                 kind=kind,
             ),
             answers=answers,
@@ -453,7 +491,12 @@ class Gateway:
             shared = key.user_id is None and last.chat_type != "dm"
             text = _merge(messages, shared=shared)
             speaker = last.sender.display_name or None if last.chat_type != "dm" else None
-            outcome = await self.agent.turn(conversation, text, speaker=None if shared else speaker)
+            outcome = await self.agent.turn(
+                conversation,
+                text,
+                speaker=None if shared else speaker,
+                author=last.sender.person,  # whose budget the turn counts against
+            )
         finally:
             done.set()
         keys = tuple(m.dedup_key for m in messages)
@@ -548,7 +591,16 @@ class Gateway:
     ) -> None:
         """A notice about someone's own memory from a group turn: to them in private, or,
         when the bot cannot write to them there, a hint without its content."""
-        if await self._post_private(message, key, text, buttons=buttons, kind="notice") != "failed":
+        sender = message.sender
+        delivered = await self._post_private(
+            sender.platform,
+            sender.user_id,
+            text,
+            buttons=buttons,
+            session_key=str(key),
+            kind="notice",
+        )
+        if delivered != "failed":
             return
         hint = (
             "I noted something about you; to see it, open a private chat with me and send"

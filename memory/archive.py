@@ -69,6 +69,26 @@ __all__ = [
 FTS_TABLES = ("messages_fts", "messages_trigram")
 T = TypeVar("T")
 
+# A person's turns in a window: their user messages, through the partial index
+# messages_speaker(speaker, created_at) WHERE role = 'user' (the role term must stay literal).
+TURN_TIMES_SQL = (
+    "SELECT created_at FROM messages"
+    " WHERE role = 'user' AND speaker = :person AND created_at >= :since"
+    " ORDER BY created_at DESC"
+)
+# The tokens of those turns: each turn's assistant rows (found by messages_session) lie
+# between its user message and the session's next user message.
+TOKENS_CAUSED_SQL = (
+    "SELECT coalesce(sum(coalesce(a.prompt_tokens, 0) + coalesce(a.completion_tokens, 0)), 0)"
+    " FROM messages AS u JOIN messages AS a"
+    " ON a.session_id = u.session_id AND a.id > u.id AND a.id < coalesce("
+    "(SELECT min(n.id) FROM messages AS n"
+    " WHERE n.session_id = u.session_id AND n.id > u.id AND n.role = 'user'),"
+    " 9223372036854775807)"
+    " WHERE u.role = 'user' AND u.speaker = :person AND u.created_at >= :since"
+    " AND a.role = 'assistant'"
+)
+
 
 class Archive:
     """``async with await Archive.open(path) as archive:`` or ``open`` / ``close``."""
@@ -278,6 +298,23 @@ class Archive:
             )
         turns, prompt, completion, cached = rows[0]
         return {"turns": turns, "prompt": prompt, "completion": completion, "cached": cached}
+
+    async def turn_times(self, person: str, since: float) -> list[float]:
+        """When ``person`` started a turn (spoke a user message) since ``since``, newest
+        first, in any of their sessions (index ``messages_speaker``)."""
+        async with self.reader() as db:
+            rows = await db.execute_fetchall(TURN_TIMES_SQL, {"person": person, "since": since})
+        return [float(row[0]) for row in rows]
+
+    async def tokens_caused(self, person: str, since: float) -> int:
+        """Prompt + completion tokens of the model requests answering the turns ``person``
+        started since ``since``: the assistant rows after each of their user messages, up
+        to the session's next user message."""
+        async with self.reader() as db:
+            rows = list(
+                await db.execute_fetchall(TOKENS_CAUSED_SQL, {"person": person, "since": since})
+            )
+        return int(rows[0][0])
 
     # -- import / export ------------------------------------------------------------------
 

@@ -224,11 +224,22 @@ M004_DELIVERY = Migration(
     ),
 )
 
+M005_SPEAKER_INDEX = Migration(
+    "m005_messages_by_speaker",
+    # Per-person budgets (gateway.limits) count the turns a person started in a window:
+    # their user messages by time, without scanning everyone's.
+    (
+        "CREATE INDEX messages_speaker ON messages(speaker, created_at)"
+        " WHERE role = 'user' AND speaker IS NOT NULL",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     M001_INITIAL,
     M002_TRIGRAM_DETAIL_NONE,
     M003_FROZEN_PROMPT,
     M004_DELIVERY,
+    M005_SPEAKER_INDEX,
 )
 
 

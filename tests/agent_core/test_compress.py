@@ -75,6 +75,8 @@ async def test_a_long_session_flushes_memory_then_continues_in_a_child(
         if conversation.compressions:
             break
     await a.turn(conversation, "after")  # waits for the compression the last reply did not
+    # the rows carried into the child are history: they are not turns spoken again
+    assert len(await archive.turn_times("telegram-1", 0)) == n + 2
     assert conversation.compressions == 1 and conversation.id != parent
     # flush first, with the memory tool only, then the summary
     instructions = [r.messages[-1]["content"] for r in model.requests]

@@ -102,11 +102,24 @@ class DiscordDriver:
         sent = await self.dc.wait_sent(n, channel_id=int(chat), timeout=within)
         return [s.content for s in sent]
 
+    def all_replies(self, chat: str) -> list[str]:
+        return [s.content for s in self.dc.sent if s.channel_id == int(chat)]
+
     def sent_at(self, chat: str) -> list[float]:
         return [s.time for s in self.dc.sent if s.channel_id == int(chat)]
 
     def sent_count(self) -> int:
         return len(self.dc.sent)
+
+    async def press(self, user: int, label: str) -> Any:
+        """Discord shows buttons as lines ``Label → /command`` (adapters/discord/render.py);
+        pressing one is running that command."""
+        for sent in reversed(self.dc.sent):
+            if sent.channel_id == self.dms[user]:
+                for line in sent.content.splitlines():
+                    if line.startswith(f"{label} → "):
+                        return await self.command(user, line.partition(" → ")[2])
+        raise AssertionError(f"no button {label!r} in the private chat of {user}")
 
     def code_blocks(self, chat: str) -> list[tuple[int, int]]:
         counts = [s.content.count("```") for s in self.dc.sent if s.channel_id == int(chat)]

@@ -19,7 +19,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator
+import time
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,11 +92,13 @@ class Driver(Protocol):
     def flood(self, chat: str, seconds: int) -> None: ...
     def unavailable(self, chat: str, times: int) -> None: ...
     async def replies(self, chat: str, n: int, *, within: float = 10) -> list[str]: ...
+    def all_replies(self, chat: str) -> list[str]: ...
     def sent_at(self, chat: str) -> list[float]: ...
     def sent_count(self) -> int: ...
     def code_blocks(self, chat: str) -> list[tuple[int, int]]: ...
     def registered_commands(self) -> list[str]: ...
     def typing_shown(self, chat: str) -> int: ...
+    async def press(self, user: int, label: str) -> Any: ...
 
 
 @dataclass
@@ -121,9 +124,15 @@ def stack_config(driver: Driver, **gateway: Any) -> Config:
 
 @asynccontextmanager
 async def running(
-    home: Path, driver: Driver, openai: FakeOpenAI, **gateway: Any
+    home: Path,
+    driver: Driver,
+    openai: FakeOpenAI,
+    *,
+    clock: Callable[[], float] = time.time,
+    **gateway: Any,
 ) -> AsyncIterator[Stack]:
-    """One gateway on ``driver``'s emulator; stopped (drained) on the way out."""
+    """One gateway on ``driver``'s emulator; stopped (drained) on the way out. ``gateway``
+    is the config's gateway section; ``clock`` the gateway's (pairing, budgets)."""
     config = stack_config(driver, **gateway)
     paths = Paths(home, home / "config.yaml", explicit_config=False)
     model = OpenAIModel(
@@ -136,6 +145,7 @@ async def running(
             archive=archive,
             model=model,
             adapters=adapters_for(config, {token_env(config, driver.platform): driver.token}),
+            clock=clock,
         )
         gw.outbox.policy = DeliveryPolicy(backoff_s=0.05, max_attempts=3)
         await gw.start()

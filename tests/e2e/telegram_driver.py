@@ -108,6 +108,15 @@ class TelegramDriver:
             if str(c.params.get("chat_id")) == chat and c.params.get("action") == "typing"
         )
 
+    async def press(self, user: int, label: str) -> Any:
+        """``user`` presses the button ``label`` under the latest message the bot sent them
+        privately that has one (a callback query, as Telegram delivers it)."""
+        for sent in reversed(self.api.sent):
+            if sent.chat_id == user and label in dict(sent.buttons):
+                data = dict(sent.buttons)[label]
+                return self.api.push_callback(user, user, data, sent.message_id)
+        raise AssertionError(f"no button {label!r} in the private chat of {user}")
+
     def code_blocks(self, chat: str) -> list[tuple[int, int]]:
         """Per message to ``chat``: (code blocks opened, code blocks closed) in what was sent."""
         return [

@@ -38,19 +38,20 @@ def make(tmp_path: Path, clock: Clock, **access: object) -> Auth:
 def test_deny_by_default_and_pairing_for_a_dm(tmp_path: Path) -> None:
     clock = Clock()
     auth = make(tmp_path, clock)
-    first = auth.check(dm())
-    assert first.action == "pair" and first.code is not None
+    first = auth.check(dm()).offer
+    assert first is not None and first.new
     assert len(first.code) == 8 and set(first.code) <= set(CODE_ALPHABET)
     written = (tmp_path / "pairing.json").stat().st_ino
-    assert auth.check(dm()).code == first.code  # the same code while it is valid
+    again = auth.check(dm()).offer
+    assert again is not None and again.code == first.code and not again.new  # the same code
     assert (tmp_path / "pairing.json").stat().st_ino == written  # and the file is not rewritten
     assert auth.pairing.approve(first.code.lower()) == "telegram:7"
     assert auth.check(dm()).action == "allow"
     assert stat.S_IMODE((tmp_path / "pairing.json").stat().st_mode) == 0o600
     # approvals persist: a new store over the same file agrees
-    again = Auth(Access(), PairingStore(tmp_path / "pairing.json", clock=clock))
-    assert again.check(dm()).action == "allow"
-    assert again.pairing.revoke("telegram:7") and again.check(dm()).action == "pair"
+    other = Auth(Access(), PairingStore(tmp_path / "pairing.json", clock=clock))
+    assert other.check(dm()).action == "allow"
+    assert other.pairing.revoke("telegram:7") and other.check(dm()).action == "pair"
 
 
 def test_codes_expire_and_attempts_are_few(tmp_path: Path) -> None:
@@ -58,10 +59,12 @@ def test_codes_expire_and_attempts_are_few(tmp_path: Path) -> None:
     auth = make(tmp_path, clock)
     codes = []
     for _ in range(MAX_CODES_PER_DAY):
-        codes.append(auth.check(dm()).code)
+        offer = auth.check(dm()).offer
+        assert offer is not None and offer.new
+        codes.append(offer.code)
         clock.now += 3601  # the code expired: a new one is issued
     assert len(set(codes)) == MAX_CODES_PER_DAY
-    assert auth.pairing.approve(codes[0] or "") is None  # expired
+    assert auth.pairing.approve(codes[0]) is None  # expired
     assert auth.check(dm()).action == "ignore"  # attempts used up for today
     clock.now += 86_400
     assert auth.check(dm()).action == "pair"

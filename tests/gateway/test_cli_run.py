@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 
-from gateway.auth import PairingStore
 from gateway.cli import main
 from gateway.logs import JsonFormatter, Redactor, TextFormatter
 
@@ -74,21 +73,6 @@ def test_a_json_log_record_names_bidi_characters_too() -> None:
     line = JsonFormatter(Redactor([])).format(record)
     assert "\n" not in line and "\x1b" not in line and "\u202e" not in line
     assert json.loads(line)["message"].startswith("Eve\x1b[2J")  # JSON's own escape
-
-
-def test_pairing_from_the_shell(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    store = PairingStore(home / "pairing.json")
-    code = store.request("telegram:77", "Stranger", "77")
-    assert code is not None
-    assert main(["pairing", "list"]) == 0
-    assert f"pending  {code}  telegram:77  Stranger" in capsys.readouterr().out
-    assert main(["pairing", "approve", "WRONGCODE"]) == 1
-    assert main(["pairing", "approve", code.lower()]) == 0
-    assert "approved telegram:77" in capsys.readouterr().out
-    assert store.approved("telegram:77")
-    assert main(["pairing", "revoke", "telegram:77"]) == 0
-    assert not store.approved("telegram:77")
-    assert main(["pairing", "revoke", "telegram:77"]) == 1
 
 
 def test_json_lines_parse_and_redact_configured_and_credential_shaped_secrets() -> None:

@@ -7,7 +7,8 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Sequence
+import time
+from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -71,10 +72,18 @@ def config(**gateway: Any) -> Config:
 
 
 class Rig:
-    def __init__(self, home: Path, archive: Archive, cfg: Config, delay: float = 0.0) -> None:
+    def __init__(
+        self,
+        home: Path,
+        archive: Archive,
+        cfg: Config,
+        delay: float = 0.0,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self.home = home
         self.archive = archive
         self.config = cfg
+        self.clock = clock
         self.model = ScriptedModel(respond=responder(delay))
         self.adapter = ChatAdapter()
         self.gateway = self.build()
@@ -87,6 +96,7 @@ class Rig:
             archive=self.archive,
             model=self.model,
             adapters={"telegram": self.adapter},
+            clock=self.clock,
         )
         gateway.outbox.policy = DeliveryPolicy(backoff_s=0.01, max_attempts=3)
         return gateway

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import signal
 import sqlite3
@@ -235,3 +236,53 @@ async def test_checkpoints_run_beside_the_writer_and_close_truncates_the_wal(
     assert not wal.exists() or wal.stat().st_size == 0
     async with await Archive.open(path) as archive:
         assert len(await archive.messages("s1", viewer=None)) == 500
+
+
+async def test_a_persons_turns_and_tokens_in_a_window_across_their_sessions(
+    archive: Archive,
+) -> None:
+    """What per-person budgets count: user messages the person spoke since a time, and the
+    tokens of the assistant rows answering them (up to the session's next user message)."""
+    await make_session(archive, "dm", "telegram-1")
+    await make_session(archive, "group", "telegram-chat--100", chat_type="group")
+    old, t = 1_000.0, 5_000.0
+
+    def turn(speaker: str, at: float, *tokens: tuple[int, int]) -> list[NewMessage]:
+        rows = [NewMessage("user", "q", speaker=speaker, created_at=at)]
+        rows += [
+            NewMessage("assistant", "a", prompt_tokens=p, completion_tokens=c, created_at=at)
+            for p, c in tokens
+        ]
+        return rows
+
+    await archive.append_exchange("dm", turn("telegram-1", old, (900, 100)))  # before since
+    await archive.append_exchange("dm", turn("telegram-1", t, (100, 10), (200, 20)))  # tool loop
+    await archive.append_exchange("dm", turn("telegram-1", t + 1))  # a failed turn: no reply
+    # in a shared group session: Bo's turn in between is Bo's, not Ada's
+    await archive.append_exchange("group", turn("telegram-1", t + 2, (1_000, 1)))
+    await archive.append_exchange("group", turn("telegram-2", t + 3, (50_000, 5)))
+    await archive.append_exchange("group", turn("telegram-1", t + 4, (3, 4)))
+    await archive.append_exchange("dm", [NewMessage("user", "carried", created_at=t + 5)])
+
+    assert await archive.turn_times("telegram-1", t) == [t + 4, t + 2, t + 1, t]
+    assert await archive.turn_times("telegram-1", old) == [t + 4, t + 2, t + 1, t, old]
+    assert await archive.tokens_caused("telegram-1", t) == 110 + 220 + 1_001 + 7
+    assert await archive.tokens_caused("telegram-2", t) == 50_005
+    assert await archive.tokens_caused("telegram-3", 0) == 0
+
+
+def test_the_budget_queries_use_indexes_not_scans(tmp_path: Path) -> None:
+    from memory.archive import TOKENS_CAUSED_SQL, TURN_TIMES_SQL
+    from memory.migrations import migrate
+
+    with contextlib.closing(sqlite3.connect(tmp_path / "state.db", isolation_level=None)) as db:
+        migrate(db)
+        db.execute("ANALYZE")
+        for sql in (TURN_TIMES_SQL, TOKENS_CAUSED_SQL):
+            plan = [
+                row[3]
+                for row in db.execute(f"EXPLAIN QUERY PLAN {sql}", {"person": "p", "since": 0})
+            ]
+            assert not [step for step in plan if step.startswith("SCAN")], plan
+        assert any("USING INDEX messages_speaker" in step for step in plan)
+        assert any("USING INDEX messages_session" in step for step in plan)

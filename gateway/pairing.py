@@ -1,0 +1,348 @@
+"""Pairing state: codes for people the config does not know, approvals and blocks.
+
+Everything lives in ``<home>/pairing.json`` (0600, written atomically under a lock), shared
+by the running gateway and ``mnemo pairing`` (two processes never lose each other's
+writes), so approvals and blocks survive restarts::
+
+    approved   ["telegram:123", …]       may talk to the bot
+    blocked    ["discord:456", …]        ignored silently everywhere (admins excepted)
+    pending    [{code, who, name, expires_at}, …]   codes waiting for an admin
+    requests   {who: [unix times]}        codes issued in the last day (the daily cap)
+    chats      {who: chat id}             where to tell them they are in
+    welcome    [who, …]                   approved, not yet told
+
+A stranger who writes many times must not cost a write each time: the file is rewritten
+only when it changes, and a person who already holds a valid code (or has used up the
+day's codes) is answered from a copy re-read only when the file changed (atomic writes
+give it a new inode). The number of pending codes is capped; at the cap the oldest codes
+are evicted (and logged), so a flood of strangers cannot lock newcomers out.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import secrets
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from memory.files import atomic_write_text, file_lock, move_aside
+
+__all__ = [
+    "CODE_ALPHABET",
+    "CODE_TTL_S",
+    "MAX_CODES_PER_DAY",
+    "MAX_PENDING",
+    "Listing",
+    "PairingOffer",
+    "PairingStore",
+    "PendingCode",
+    "qualified_id",
+    "time_left",
+]
+
+log = logging.getLogger(__name__)
+
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I
+CODE_LENGTH = 8
+CODE_TTL_S = 3600
+MAX_CODES_PER_DAY = 3
+MAX_PENDING = 200
+DAY_S = 86_400
+
+
+@dataclass(frozen=True, slots=True)
+class PairingOffer:
+    """A person's code: ``new`` when this request issued it (else it was still waiting)."""
+
+    code: str
+    expires_at: float
+    new: bool
+
+
+@dataclass(frozen=True, slots=True)
+class PendingCode:
+    code: str
+    who: str
+    name: str  # what the person calls themselves (already made safe by ``label``)
+    expires_at: float
+
+
+@dataclass(frozen=True, slots=True)
+class Listing:
+    pending: tuple[PendingCode, ...]
+    approved: tuple[str, ...]
+    blocked: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class _View:
+    """What the choke point asks about, from one read of the file."""
+
+    approved: frozenset[str] = frozenset()
+    blocked: frozenset[str] = frozenset()
+    codes: Mapping[str, tuple[str, float]] = field(default_factory=dict)  # who -> code, expiry
+    capped: Mapping[str, float] = field(default_factory=dict)  # who -> when a code is free
+
+
+def qualified_id(text: str) -> str | None:
+    """``telegram:123`` as config names people (platform lower-cased), or None."""
+    platform, colon, user = text.strip().partition(":")
+    platform, user = platform.strip().lower(), user.strip()
+    if not colon or not platform.isalnum() or not user or any(c.isspace() for c in user):
+        return None
+    return f"{platform}:{user}"
+
+
+def time_left(seconds: float) -> str:
+    """A duration as people say it, rounded down so it never promises more time than is
+    left: ``less than a minute``, ``1 minute``, ``43 minutes``, ``1 hour 5 minutes``."""
+    if seconds < 60:
+        return "less than a minute"
+    hours, minutes = divmod(int(seconds // 60), 60)
+    parts = [f"{hours} hour{'s' * (hours != 1)}"] if hours else []
+    if minutes:
+        parts.append(f"{minutes} minute{'s' * (minutes != 1)}")
+    return " ".join(parts)
+
+
+class PairingStore:
+    def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
+        self.path = path
+        self._clock = clock
+        self._view_cache = _View()
+        self._stamp: tuple[int, int, int] | None = None
+        self._viewed = False
+
+    # -- the file -------------------------------------------------------------------------
+
+    def _load(self) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        try:
+            data = dict(json.loads(self.path.read_text(encoding="utf-8")))
+        except FileNotFoundError:
+            pass
+        except (ValueError, TypeError, UnicodeDecodeError) as exc:
+            # deny by default still holds: nobody is approved until the file is repaired
+            move_aside(self.path, exc, what="pairings", now=self._clock())
+        for key in ("approved", "pending", "welcome", "blocked"):
+            data.setdefault(key, [])
+        for key in ("requests", "chats"):
+            data.setdefault(key, {})
+        return data
+
+    def _save(self, data: dict[str, Any]) -> None:
+        """Write, first dropping what no longer matters: requests older than a day, and
+        the chats of people with neither a code nor a welcome pending."""
+        cutoff = self._clock() - DAY_S
+        requests = {
+            who: kept
+            for who, times in data["requests"].items()
+            if (kept := [t for t in times if t > cutoff])
+        }
+        needed = {p["who"] for p in data["pending"]} | set(data["welcome"])
+        data["requests"] = requests
+        data["chats"] = {who: chat for who, chat in data["chats"].items() if who in needed}
+        atomic_write_text(self.path, json.dumps(data, ensure_ascii=False, indent=1))
+
+    def _view(self) -> _View:
+        try:
+            stat = self.path.stat()
+            stamp: tuple[int, int, int] | None = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
+        except FileNotFoundError:
+            stamp = None
+        if not self._viewed or stamp != self._stamp:
+            data = self._load()
+            cutoff = self._clock() - DAY_S
+            capped: dict[str, float] = {}
+            for who, times in data["requests"].items():
+                recent = sorted(t for t in times if t > cutoff)
+                if len(recent) >= MAX_CODES_PER_DAY:
+                    capped[str(who)] = recent[-MAX_CODES_PER_DAY] + DAY_S
+            self._view_cache = _View(
+                approved=frozenset(map(str, data["approved"])),
+                blocked=frozenset(map(str, data["blocked"])),
+                codes={
+                    str(p["who"]): (str(p["code"]), float(p["expires_at"])) for p in data["pending"]
+                },
+                capped=capped,
+            )
+            self._stamp = stamp
+            self._viewed = True
+        return self._view_cache
+
+    # -- asked at the choke point ---------------------------------------------------------
+
+    def approved(self, qualified: str) -> bool:
+        return qualified in self._view().approved
+
+    def blocked(self, qualified: str) -> bool:
+        return qualified in self._view().blocked
+
+    def request(
+        self, qualified: str, display_name: str, chat_id: str | None = None
+    ) -> PairingOffer | None:
+        """The person's code (the same one while it is valid), or None past the daily cap."""
+        now = self._clock()
+        view = self._view()
+        held = view.codes.get(qualified)
+        if held is not None and held[1] > now:
+            return PairingOffer(held[0], held[1], new=False)
+        if view.capped.get(qualified, 0) > now:
+            return None
+        with file_lock(self.path):
+            data = self._load()
+            valid = [p for p in data["pending"] if p["expires_at"] > now]
+            changed = len(valid) != len(data["pending"])
+            data["pending"] = valid
+            mine = next((p for p in valid if p["who"] == qualified), None)
+            recent = [t for t in data["requests"].get(qualified, []) if t > now - DAY_S]
+            if mine is not None or len(recent) >= MAX_CODES_PER_DAY:
+                if changed:
+                    self._save(data)
+                if mine is None:
+                    return None
+                return PairingOffer(str(mine["code"]), float(mine["expires_at"]), new=False)
+            excess = len(valid) - (MAX_PENDING - 1)
+            if excess > 0:
+                log.warning(
+                    "pairing: %d codes are waiting (at most %d are kept); evicted the %d"
+                    " oldest to issue a new one (a flood of strangers? mnemo pairing list)",
+                    len(valid),
+                    MAX_PENDING,
+                    excess,
+                )
+                valid.sort(key=lambda p: p["expires_at"])
+                del valid[:excess]
+            taken = {p["code"] for p in valid}
+            code = _new_code()
+            while code in taken:
+                code = _new_code()
+            expires_at = now + CODE_TTL_S
+            valid.append(
+                {"code": code, "who": qualified, "name": display_name, "expires_at": expires_at}
+            )
+            data["requests"][qualified] = [*recent, now]
+            if chat_id is not None:
+                data["chats"][qualified] = chat_id
+            self._save(data)
+            return PairingOffer(code, expires_at, new=True)
+
+    # -- decided by admins ----------------------------------------------------------------
+
+    def approve(self, code: str) -> str | None:
+        """Approve a pending code; the person it admitted, or None if unknown or expired."""
+        now = self._clock()
+        with file_lock(self.path):
+            data = self._load()
+            match = _find(data, code, now)
+            if match is None:
+                return None
+            data["pending"].remove(match)
+            who = str(match["who"])
+            if who not in data["approved"]:
+                data["approved"].append(who)
+            if who not in data["welcome"]:
+                data["welcome"].append(who)
+            self._save(data)
+            return who
+
+    def deny(self, code: str) -> str | None:
+        """Drop a pending code; the person who held it (they may ask again, within the
+        daily cap), or None if unknown or expired."""
+        now = self._clock()
+        with file_lock(self.path):
+            data = self._load()
+            match = _find(data, code, now)
+            if match is None:
+                return None
+            data["pending"].remove(match)
+            self._save(data)
+            return str(match["who"])
+
+    def revoke(self, qualified: str) -> bool:
+        with file_lock(self.path):
+            data = self._load()
+            if qualified not in data["approved"]:
+                return False
+            data["approved"].remove(qualified)
+            self._save(data)
+            return True
+
+    def block(self, qualified: str) -> bool:
+        """Ignore the person from now on (their approval and code go too); False if they
+        were blocked already."""
+        with file_lock(self.path):
+            data = self._load()
+            if qualified in data["blocked"]:
+                return False
+            data["blocked"].append(qualified)
+            data["approved"] = [who for who in data["approved"] if who != qualified]
+            data["welcome"] = [who for who in data["welcome"] if who != qualified]
+            data["pending"] = [p for p in data["pending"] if p["who"] != qualified]
+            self._save(data)
+            return True
+
+    def unblock(self, qualified: str) -> bool:
+        with file_lock(self.path):
+            data = self._load()
+            if qualified not in data["blocked"]:
+                return False
+            data["blocked"].remove(qualified)
+            self._save(data)
+            return True
+
+    # -- read by admins and the gateway ---------------------------------------------------
+
+    def listing(self) -> Listing:
+        """Valid pending codes (oldest first), approved people and blocked people."""
+        now = self._clock()
+        data = self._load()
+        pending = sorted(
+            (
+                PendingCode(str(p["code"]), str(p["who"]), str(p.get("name", "")), p["expires_at"])
+                for p in data["pending"]
+                if p["expires_at"] > now
+            ),
+            key=lambda p: p.expires_at,
+        )
+        return Listing(
+            tuple(pending),
+            tuple(str(who) for who in data["approved"]),
+            tuple(str(who) for who in data["blocked"]),
+        )
+
+    def take_welcomes(self) -> list[tuple[str, str]]:
+        """(person, DM chat) of people approved since the last call, whichever way (chat
+        or ``mnemo pairing approve``), so the running gateway can tell them; each once."""
+        if not self.path.exists():
+            return []
+        with file_lock(self.path):
+            data = self._load()
+            if not data["welcome"]:
+                return []
+            welcomes = [
+                (str(who), str(data["chats"][who]))
+                for who in data["welcome"]
+                if who in data["chats"]
+            ]
+            data["welcome"] = []
+            self._save(data)
+        return welcomes
+
+    @property
+    def now(self) -> float:
+        """The store's clock (time left on a code is measured with it)."""
+        return self._clock()
+
+
+def _new_code() -> str:
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(CODE_LENGTH))
+
+
+def _find(data: dict[str, Any], code: str, now: float) -> dict[str, Any] | None:
+    wanted = code.strip().upper()
+    return next((p for p in data["pending"] if p["code"] == wanted and p["expires_at"] > now), None)
