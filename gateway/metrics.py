@@ -43,9 +43,11 @@ Metric names (counters get ``_total`` in the exposition)::
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
 from typing import Literal, ParamSpec
 
 from prometheus_client import (
@@ -57,7 +59,10 @@ from prometheus_client import (
     generate_latest,
 )
 
-__all__ = ["MEMORY_FILES", "TURN_BUCKETS", "Metrics", "Outcome"]
+from memory import FILE_NAMES, TARGETS, MemoryStores
+from memory.entries import usage_chars
+
+__all__ = ["MEMORY_FILES", "TURN_BUCKETS", "Metrics", "Outcome", "archive_bytes", "memory_usage"]
 
 log = logging.getLogger(__name__)
 
@@ -273,3 +278,24 @@ class Metrics:
     def render(self) -> bytes:
         """The Prometheus text exposition (format 0.0.4) of every metric."""
         return generate_latest(self.registry)
+
+
+def archive_bytes(path: Path) -> int:
+    """The archive's size on disk: the database and its write-ahead log."""
+    total = 0
+    for part in (path, path.with_name(path.name + "-wal")):
+        with contextlib.suppress(OSError):
+            total += part.stat().st_size
+    return total
+
+
+def memory_usage(stores: MemoryStores) -> list[tuple[str, str, int]]:
+    """(person, file, chars) of every memory file on disk (for the max/sum gauges)."""
+    usages = []
+    for store in stores:
+        for target in TARGETS:
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                usages.append(
+                    (store.person, FILE_NAMES[target], usage_chars(store.entries(target)))
+                )
+    return usages

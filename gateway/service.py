@@ -31,41 +31,31 @@ import logging
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
-from adapters.base import Adapter, BotCommand, PlatformError
-from adapters.messages import Button, InboundMessage
+from adapters.base import Adapter, BotCommand
+from adapters.messages import InboundMessage
 from agent_core.agent import Agent, Conversation
 from agent_core.review import ReviewOutcome
 from gateway.auth import Access, Auth
-from gateway.commands import COMMANDS, CommandRequest, Commands, answered_privately, parse_command
+from gateway.commands import COMMANDS, CommandReply, CommandRequest, Commands, parse_command
 from gateway.limits import Budgets, Limits
-from gateway.metrics import Metrics
-from gateway.outbox import Delivery, Outbox
+from gateway.metrics import Metrics, archive_bytes, memory_usage
+from gateway.outbox import Outbox
 from gateway.pairing_notices import PairingDesk
+from gateway.replies import Replies
 from gateway.router import Router, RouterClosed, SessionKey
 from gateway.sessions import GroupScope, Sessions
-from memory import FILE_NAMES, TARGETS, MemoryStores
-from memory.entries import usage_chars
-from memory.ledger import Inbound, Ledger, Outgoing
+from memory.ledger import Inbound, Ledger
 from memory.skills import SkillError
 
 __all__ = ["Gateway", "GatewaySettings", "PlatformPolicy"]
 
 log = logging.getLogger(__name__)
 
-RESTARTED = (
-    "I was restarted while I was answering your message, so that answer was lost."
-    " Please send it again."
-)
+COMMAND_FAILED = "Sorry, that command failed. The operator can find why in the logs."
 TYPING_AFTER_S = 0.5
 TYPING_EVERY_S = 4.0
-ANSWERED_PRIVATELY = "I've answered you in a private chat."
-ASK_PRIVATELY = (
-    "I answer that only in a private chat, and I can't write to you there yet: open a"
-    " private chat with me, start it, and ask again there."
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,6 +96,9 @@ class Gateway:
         self.settings = settings or GatewaySettings()
         self.ledger = Ledger(agent.archive)
         self.outbox = Outbox(self.ledger, self.adapters)
+        self.replies = Replies(
+            outbox=self.outbox, ledger=self.ledger, adapters=self.adapters, track=self._track
+        )
         self.sessions = Sessions(
             agent, idle_s=self.settings.idle_session_s, group_scope=self.settings.group_scope
         )
@@ -115,7 +108,7 @@ class Gateway:
             auth.pairing,
             admins=lambda: self.auth.access.admins,
             platforms=self.adapters,
-            post=self._post_private,
+            post=self.replies.private,
             clock=clock,
         )
         self.commands = Commands(
@@ -124,7 +117,7 @@ class Gateway:
             sessions=self.sessions,
             pairing=auth.pairing,
             stats=self._stats,
-            on_paired=self._welcome,
+            on_paired=lambda: self.replies.welcome(self.auth.pairing),
             skills=agent.skills,
             budget=self.budgets.status,
             admins=lambda: self.auth.access.admins,
@@ -159,7 +152,7 @@ class Gateway:
         self._running = True
         self._track(self._watch_pairing(), "watch:pairing")
         self._track(self.pairing_desk.notices.run(), "watch:pairing-notices")
-        await self._notice_interrupted()
+        await self.replies.restarted()
         delivered = await self.outbox.flush()
         if delivered:
             log.info("delivered %d reply(ies) a restart had left unsent", delivered)
@@ -199,35 +192,8 @@ class Gateway:
         metrics.set_queue_depth(self.router.queued)
         metrics.set_live_sessions(len(self.sessions))
         metrics.set_outbox_pending((await self.ledger.counts()).get("pending", 0))
-        metrics.set_archive_bytes(await asyncio.to_thread(_archive_bytes, self.agent.archive.path))
-        metrics.set_memory(await asyncio.to_thread(_memory_usage, self.agent.stores))
-
-    async def _notice_interrupted(self) -> None:
-        lost = await self.ledger.interrupted()
-        told: set[tuple[str, str, str | None]] = set()
-        for item in lost:
-            where = (item.platform, item.chat_id, item.thread_id)
-            if where in told:
-                continue
-            told.add(where)
-            log.info(
-                "a restart interrupted the answer to %s in %s", item.message_id, item.session_key
-            )
-            self._track(
-                self.outbox.post(
-                    Outgoing(
-                        item.platform,
-                        item.chat_id,
-                        RESTARTED,
-                        thread_id=item.thread_id,
-                        reply_to=item.message_id,
-                        markdown=False,
-                        session_key=item.session_key,
-                        kind="notice",
-                    )
-                ),
-                "notice:restart",
-            )
+        metrics.set_archive_bytes(await asyncio.to_thread(archive_bytes, self.agent.archive.path))
+        metrics.set_memory(await asyncio.to_thread(memory_usage, self.agent.stores))
 
     def reload(self, access: Access, settings: GatewaySettings) -> None:
         """Take new allowlists, admins and group policies (SIGHUP); sessions, lanes and the
@@ -266,12 +232,12 @@ class Gateway:
             return
         if verdict.action == "pair" and verdict.offer is not None:
             text = self.pairing_desk.offer(message.sender, verdict.offer)
-            await self._answer_or_finish(message, key, text)
+            await self.replies.answer_or_finish(message, key, text)
             return
         refusal = None if verdict.admin else await self.budgets.refusal(message)
         if refusal is not None:
             self.metrics.limited(message.platform, refusal.kind)
-            await self._answer_or_finish(message, key, refusal.text)
+            await self.replies.answer_or_finish(message, key, refusal.text)
             return
         with contextlib.suppress(RouterClosed):  # the row stays queued: the next start tells them
             self.router.submit(key, message)
@@ -295,43 +261,12 @@ class Gateway:
             )
         )
 
-    async def _answer_or_finish(
-        self, message: InboundMessage, key: SessionKey, text: str | None
-    ) -> None:
-        """Answer ``message`` with ``text``, or, when there is nothing to say (it was said
-        recently), record it as handled without a reply."""
-        if text is None:
-            await self.ledger.finish([message.dedup_key])
-            return
-        await self._reply(
-            message, key, text, answers=(message.dedup_key,), markdown=False, reply=True
-        )
-
-    async def _welcome(self) -> None:
-        """Tell people approved by pairing (in chat or from the shell) that they are in."""
-        for who, chat in await asyncio.to_thread(self.auth.pairing.take_welcomes):
-            platform = who.split(":", 1)[0]
-            if platform not in self.adapters:
-                continue
-            self._track(
-                self.outbox.post(
-                    Outgoing(
-                        platform,
-                        chat,
-                        "You're approved — you can talk to me now. /help shows what I can do.",
-                        markdown=False,
-                        kind="notice",
-                    )
-                ),
-                f"notice:paired:{who}",
-            )
-
     async def _watch_pairing(self) -> None:
         """``mnemo pairing approve`` runs in another process: look for its approvals."""
         while True:
             await asyncio.sleep(self.settings.pairing_poll_s)
             try:
-                await self._welcome()
+                await self.replies.welcome(self.auth.pairing)
             except Exception as exc:  # a broken file must not end the watch
                 log.warning("could not read pairing approvals: %s", exc)
 
@@ -353,7 +288,7 @@ class Gateway:
             if isinstance(skill, InboundMessage):
                 texts.append(skill)
             elif isinstance(skill, str):
-                await self._reply(
+                await self.replies.to(
                     message, key, skill, answers=(message.dedup_key,), markdown=False, reply=True
                 )
             elif command is not None:
@@ -362,7 +297,7 @@ class Gateway:
                 await self.ledger.finish([message.dedup_key])
             else:
                 name = message.text.split(maxsplit=1)[0] if message.text.strip() else "/"
-                await self._reply(
+                await self.replies.to(
                     message,
                     key,
                     f"I don't know the command {name}. /help lists the ones I know.",
@@ -401,81 +336,13 @@ class Gateway:
         request = CommandRequest(message, key, name, args, admin=self.auth.is_admin(message.sender))
         try:
             reply = await self.commands.run(request)
-            text, buttons = reply.text, reply.buttons
         except Exception:
             log.exception("command /%s failed", name)
-            text, buttons = "Sorry, that command failed. The operator can find why in the logs.", ()
-        if self._must_answer_privately(message, name, args):
-            delivered = await self._post_private(
-                message.platform,
-                message.sender.user_id,
-                text,
-                buttons=buttons,
-                answers=(message.dedup_key,),
-                session_key=str(key),
+            reply = CommandReply(
+                "Sorry, that command failed. The operator can find why in the logs."
             )
-            notice = ANSWERED_PRIVATELY if delivered != "failed" else ASK_PRIVATELY
-            await self._reply(message, key, notice, markdown=False, reply=True, kind="notice")
-        else:
-            await self._reply(
-                message,
-                key,
-                text,
-                answers=(message.dedup_key,),
-                markdown=False,
-                buttons=buttons,
-                reply=True,
-            )
+        await self.replies.command(message, key, reply, name=name, args=args)
         self.metrics.turn(message.platform, "command", time.monotonic() - began)
-
-    @staticmethod
-    def _must_answer_privately(message: InboundMessage, name: str, args: str) -> bool:
-        """A group is a public place: an answer carrying someone's memory, archive or
-        pairing data goes to the asker alone (``commands.answered_privately`` decides which
-        commands), unless the platform already shows the answer to them only."""
-        return (
-            message.chat_type != "dm"
-            and not message.private_reply
-            and answered_privately(name, args)
-        )
-
-    async def _post_private(
-        self,
-        platform: str,
-        user_id: str,
-        text: str,
-        *,
-        buttons: tuple[Button, ...] = (),
-        answers: tuple[str, ...] = (),
-        session_key: str | None = None,
-        kind: str = "reply",
-    ) -> Delivery:
-        """Send ``text`` to ``user_id``'s private chat with the bot (the asker of a
-        private answer, or an admin): ``failed`` when the platform has no such chat for
-        them or will not let the bot write there (on Telegram, until they have started
-        the bot)."""
-        adapter = self.adapters.get(platform)
-        if adapter is None:
-            return "failed"
-        try:
-            chat = await adapter.private_chat(user_id)
-        except PlatformError as exc:
-            log.info("no private chat with %s:%s: %s", platform, user_id, exc)
-            if answers:
-                await self.ledger.finish(answers)
-            return "failed"
-        return await self.outbox.post(
-            Outgoing(
-                platform,
-                chat,
-                text,
-                markdown=False,
-                buttons=buttons,
-                session_key=session_key,
-                kind=kind,
-            ),
-            answers=answers,
-        )
 
     async def _flush_texts(self, key: SessionKey, messages: list[InboundMessage]) -> None:
         if not messages:
@@ -500,7 +367,7 @@ class Gateway:
         finally:
             done.set()
         keys = tuple(m.dedup_key for m in messages)
-        await self._reply(
+        await self.replies.to(
             last, key, outcome.reply or "(no answer)", answers=keys, reply=last.chat_type != "dm"
         )
         metrics = self.metrics
@@ -547,92 +414,13 @@ class Gateway:
             outcome.usage.cached_tokens,
             outcome.usage.completion_tokens,
         )
-        own = conversation.person == message.sender.person  # else the chat's own store
-        text: str | None = None
-        buttons: tuple[tuple[str, str], ...] = ()
-        if outcome.staged and own:
-            text = f"I'd like to remember something ({len(outcome.staged)} change(s))."
-            text += " /memory pending shows it; approve or reject it there."
-            buttons = tuple(
-                pair
-                for pending_id in outcome.staged
-                for pair in (
-                    (f"Approve {pending_id}", f"/memory approve {pending_id}"),
-                    (f"Reject {pending_id}", f"/memory reject {pending_id}"),
-                )
-            )
-        elif outcome.staged:
-            text = (
-                f"I'd like to remember something about this chat ({len(outcome.staged)}"
-                " change(s)); an admin can review it with /memory pending."
-            )
-        elif outcome.saved and self.settings.notify != "off":
-            verbose = self.settings.notify == "verbose" and own
-            text = outcome.summary() if verbose else "(memory updated)"
-        if text is None:
-            return
-        if own and message.chat_type != "dm":  # their private memory: not in the group
-            self._track(
-                self._notice_privately(message, key, text, buttons),
-                f"notice:review:{conversation.id}",
-            )
-            return
-        self._track(
-            self._reply(message, key, text, markdown=False, buttons=buttons, kind="notice"),
-            f"notice:review:{conversation.id}",
-        )
-
-    async def _notice_privately(
-        self,
-        message: InboundMessage,
-        key: SessionKey,
-        text: str,
-        buttons: tuple[tuple[str, str], ...],
-    ) -> None:
-        """A notice about someone's own memory from a group turn: to them in private, or,
-        when the bot cannot write to them there, a hint without its content."""
-        sender = message.sender
-        delivered = await self._post_private(
-            sender.platform,
-            sender.user_id,
-            text,
-            buttons=buttons,
-            session_key=str(key),
-            kind="notice",
-        )
-        if delivered != "failed":
-            return
-        hint = (
-            "I noted something about you; to see it, open a private chat with me and send"
-            " /memory (or /memory pending)."
-        )
-        await self._reply(message, key, hint, markdown=False, kind="notice")
-
-    async def _reply(
-        self,
-        message: InboundMessage,
-        key: SessionKey,
-        text: str,
-        *,
-        answers: tuple[str, ...] = (),
-        markdown: bool = True,
-        buttons: tuple[tuple[str, str], ...] = (),
-        reply: bool = False,
-        kind: str = "reply",
-    ) -> None:
-        await self.outbox.post(
-            Outgoing(
-                message.platform,
-                message.chat_id,
-                text,
-                thread_id=message.thread_id,
-                reply_to=message.message_id if reply else None,
-                markdown=markdown,
-                buttons=buttons,
-                session_key=str(key),
-                kind=kind,
-            ),
-            answers=answers,
+        self.replies.review(
+            outcome,
+            message,
+            key,
+            own=conversation.person == message.sender.person,  # else a chat's own store
+            notify=self.settings.notify,
+            session_id=conversation.id,
         )
 
     # -- background work ------------------------------------------------------------------
@@ -665,27 +453,6 @@ class Gateway:
             "Queued messages": self.router.queued,
             "Outbox pending / failed": f"{outbox.get('pending', 0)} / {outbox.get('failed', 0)}",
         }
-
-
-def _archive_bytes(path: Path) -> int:
-    """The archive's size on disk: the database and its write-ahead log."""
-    total = 0
-    for part in (path, path.with_name(path.name + "-wal")):
-        with contextlib.suppress(OSError):
-            total += part.stat().st_size
-    return total
-
-
-def _memory_usage(stores: MemoryStores) -> list[tuple[str, str, int]]:
-    """(person, file, chars) of every memory file on disk (for the max/sum gauges)."""
-    usages = []
-    for store in stores:
-        for target in TARGETS:
-            with contextlib.suppress(OSError, UnicodeDecodeError):
-                usages.append(
-                    (store.person, FILE_NAMES[target], usage_chars(store.entries(target)))
-                )
-    return usages
 
 
 def _merge(messages: Sequence[InboundMessage], *, shared: bool) -> str:

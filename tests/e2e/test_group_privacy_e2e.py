@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from gateway.service import ANSWERED_PRIVATELY, ASK_PRIVATELY
+from gateway.replies import ANSWERED_PRIVATELY, ASK_PRIVATELY
 from tests.e2e.stack import ADMIN, ALICE, BOB, Driver, running
 from tests.fakes.openai_server import FakeOpenAI
 

@@ -18,7 +18,7 @@ from agent_core.models import ModelReply, ToolCall, Usage
 from agent_core.review import REVIEW_INSTRUCTION
 from gateway.commands import NAMES, PRIVATE, PUBLIC, answered_privately
 from gateway.config import Config
-from gateway.service import ANSWERED_PRIVATELY, ASK_PRIVATELY
+from gateway.replies import ANSWERED_PRIVATELY, ASK_PRIVATELY
 from memory.archive import Archive
 from tests.gateway.test_service import ADMIN, Rig, config
 

@@ -21,7 +21,8 @@ from agent_core.review import REVIEW_INSTRUCTION
 from gateway.app import build_gateway
 from gateway.config import Config, Paths
 from gateway.outbox import DeliveryPolicy
-from gateway.service import RESTARTED, Gateway
+from gateway.replies import RESTARTED
+from gateway.service import Gateway
 from memory.archive import Archive
 from tests.gateway.harness import ChatAdapter
 
