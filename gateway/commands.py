@@ -57,19 +57,20 @@ __all__ = [
 ]
 
 COMMANDS: tuple[BotCommand, ...] = (
-    ("help", "What I can do and the commands"),
-    ("new", "Start a fresh session"),
-    ("status", "This session: turns, tokens, memory usage"),
-    ("memory", "What I remember: notes, profile, pending, approve ID, reject ID"),
-    ("forget", "Forget the memory entry matching TEXT"),
-    ("sessions", "Your recent sessions"),
-    ("search", "Search your past conversations"),
-    ("skills", "The skills I know; admins: pending, diff, approve, reject"),
-    ("admin", "Admins: memory, sessions, search, blocked, stats"),
-    ("pair", "Admins: pairing requests: list, approve, deny, revoke, block, unblock"),
+    BotCommand("help", "What I can do and the commands", args=False),
+    BotCommand("new", "Start a fresh session", args=False),
+    BotCommand("status", "This session: turns, tokens, memory usage", args=False),
+    BotCommand("memory", "What I remember: notes, profile, pending, approve ID, reject ID"),
+    BotCommand("forget", "Forget memory entry N, or the entry matching TEXT"),
+    BotCommand("sessions", "Your recent sessions", args=False),
+    BotCommand("search", "Search your past conversations"),
+    BotCommand("skills", "The skills I know; admins: pending, diff, approve, reject"),
+    BotCommand("admin", "Admins: memory, sessions, search, pending, blocked, stats", admin=True),
+    BotCommand("pair", "Admins: pairing requests: list, approve, deny, revoke, block", admin=True),
 )
-NAMES = frozenset(name for name, _ in COMMANDS)
-ADMIN_ONLY = frozenset({"admin", "pair"})  # /skills is partly: its review subcommands
+NAMES = frozenset(command.name for command in COMMANDS)
+ADMIN_ONLY = frozenset(command.name for command in COMMANDS if command.admin)
+# (/skills is admin-only in part: its review subcommands)
 #: Answers that carry someone's memory, archive, pairing or usage data.
 PRIVATE = frozenset({"status", "memory", "forget", "sessions", "search", "admin", "pair"})
 #: Answers anyone in the chat may read (``/skills`` lists what everyone shares; its review

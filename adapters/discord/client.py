@@ -21,7 +21,8 @@ before any non-initial IDENTIFY). Only fatal closes (4004 bad token,
 4014 privileged intent not enabled, ...) end the connect task; ``connected`` then stays False.
 
 Inbound. Every MESSAGE_CREATE goes through ``normalize`` to ``sink``. Slash commands are a
-``CommandTree`` mirroring ``set_commands``: each takes one optional string option ``args``.
+``CommandTree`` mirroring ``set_commands``: one that takes text has one optional string
+option ``args``; admin commands carry ``default_member_permissions`` (Administrator).
 The interaction is deferred at once (Discord's 3-second rule; ephemeral in guilds, so command
 output is private to whoever asked), remembered, and handed to ``sink`` as
 ``InboundMessage(is_command=True, text="/name args", message_id=<interaction id>)``.
@@ -373,27 +374,43 @@ class DiscordAdapter:
             del self._pending[next(iter(self._pending))]
         self._pending[pending.interaction.id] = pending
 
-    def _make_command(self, name: str, description: str) -> app_commands.Command[Any, ..., Any]:
-        async def invoke(interaction: discord.Interaction[Any], args: str | None = None) -> None:
+    def _make_command(self, command: BotCommand) -> app_commands.Command[Any, ..., Any]:
+        """An application command that hands ``/name [args]`` to the gateway. It has the
+        optional ``args`` option only when it takes text; an admin command is shown by
+        default to members with Administrator only (a hint: the gateway decides)."""
+        name = command.name
+
+        async def with_args(interaction: discord.Interaction[Any], args: str | None = None) -> None:
             await self._on_command(interaction, name, args)
 
-        described = app_commands.describe(args="Arguments, e.g. notes")(invoke)
-        return app_commands.Command(
-            name=name, description=(description.strip() or name)[:100], callback=described
-        )
+        async def bare(interaction: discord.Interaction[Any]) -> None:
+            await self._on_command(interaction, name, None)
 
-    async def set_commands(self, commands: Sequence[BotCommand]) -> None:
-        """Mirror the gateway's commands as slash commands and sync them (PUT, global)."""
+        callback: Any = (
+            app_commands.describe(args="Arguments, e.g. notes")(with_args) if command.args else bare
+        )
+        made: app_commands.Command[Any, ..., Any] = app_commands.Command(
+            name=name, description=(command.description.strip() or name)[:100], callback=callback
+        )
+        if command.admin:
+            made.default_permissions = discord.Permissions(administrator=True)
+        return made
+
+    async def set_commands(
+        self, commands: Sequence[BotCommand], *, admins: Sequence[str] = ()
+    ) -> None:
+        """Mirror the gateway's commands as slash commands and sync them (PUT, global).
+        ``admins`` are not needed: Discord narrows admin commands by permission."""
         self._running()
         tree = self._tree
         assert tree is not None
         tree.clear_commands(guild=None)
         # Discord takes lower-case names of 1-32 letters, digits, - and _ (at most 100);
         # others are left out of the menu (typed in a DM they still arrive as commands)
-        usable = [(n, d) for n, d in commands if _COMMAND_NAME.fullmatch(n)][:100]
-        for name, description in usable:
-            tree.add_command(self._make_command(name, (description or name)[:100]))
-        self._command_names = frozenset(name for name, _ in usable)
+        usable = [c for c in commands if _COMMAND_NAME.fullmatch(c.name)][:100]
+        for command in usable:
+            tree.add_command(self._make_command(command))
+        self._command_names = frozenset(command.name for command in usable)
         try:
             async with asyncio.timeout(self._request_timeout):
                 await tree.sync()

@@ -66,6 +66,7 @@ from telegram import (
     BotCommand as TgBotCommand,
 )
 from telegram import (
+    BotCommandScopeChat,
     InlineKeyboardButton,
     InlineKeyboardMarkup,
     Message,
@@ -91,7 +92,7 @@ from adapters.messages import OutboundMessage
 from adapters.telegram.normalize import normalize
 from adapters.telegram.render import Chunk, render
 
-__all__ = ["TelegramAdapter", "backoff_delay"]
+__all__ = ["TelegramAdapter", "backoff_delay", "menu_for"]
 
 _LOGGER = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -537,16 +538,25 @@ class TelegramAdapter:
             "sendChatAction",
         )
 
-    async def set_commands(self, commands: Sequence[BotCommand]) -> None:
-        """Register the command menu (setMyCommands, default scope). Names Telegram cannot
-        take (it allows ``[a-z0-9_]{1,32}``, at most 100 commands) are left out of the menu;
-        typed, they still arrive as commands."""
-        menu = [
-            TgBotCommand(name, (text or name)[:256])
-            for name, text in commands
-            if _COMMAND_NAME.fullmatch(name)
-        ][:100]
-        await self._call(self._bot().set_my_commands(menu), "setMyCommands")
+    async def set_commands(
+        self, commands: Sequence[BotCommand], *, admins: Sequence[str] = ()
+    ) -> None:
+        """Register the menu (``menu_for``): everyone's commands in the default scope, and
+        with the admin commands too in each admin's own chat (``BotCommandScopeChat``).
+        An admin who has not started the bot yet has no chat to scope: that is logged."""
+        everyone = menu_for([c for c in commands if not c.admin])
+        await self._call(self._bot().set_my_commands(everyone), "setMyCommands")
+        full = menu_for(commands)
+        for admin in admins:
+            if not admin.isdigit():
+                continue
+            try:
+                await self._call(
+                    self._bot().set_my_commands(full, scope=BotCommandScopeChat(int(admin))),
+                    "setMyCommands",
+                )
+            except PlatformError as exc:
+                _LOGGER.warning("telegram: no admin menu for admin %s yet: %s", admin, exc)
 
     async def _call(self, call: Awaitable[_T], action: str) -> _T:
         try:
@@ -564,6 +574,19 @@ class TelegramAdapter:
 
 
 _COMMAND_NAME = re.compile(r"[a-z0-9_]{1,32}")
+
+
+def menu_for(commands: Sequence[BotCommand]) -> list[TgBotCommand]:
+    """Telegram menu entries: names take only ``[a-z0-9_]{1,32}``, so ``-`` and ``.`` are
+    spelled ``_`` (``rotate-logs`` -> ``/rotate_logs``, which the gateway maps back); a
+    name still unusable, or taken already, stays out of the menu (typed, it still works).
+    At most 100 entries, descriptions cut to 256 characters."""
+    menu: dict[str, TgBotCommand] = {}
+    for command in commands:
+        name = command.name.lower().replace("-", "_").replace(".", "_")
+        if _COMMAND_NAME.fullmatch(name) and name not in menu:
+            menu[name] = TgBotCommand(name, (command.description or name)[:256])
+    return list(menu.values())[:100]
 
 
 def _chat_id(value: str) -> int | str:

@@ -183,16 +183,18 @@ async def test_a_skill_is_in_the_menu_and_runs_as_a_command(
     SkillStore(home / "skills").apply(
         SkillChange(
             "create",
-            "rotate_logs",
-            content="---\nname: rotate_logs\ndescription: Rotate the app's logs safely\n---\n"
+            "rotate-logs",
+            content="---\nname: rotate-logs\ndescription: Rotate the app's logs safely\n---\n"
             "Move the file, then send SIGHUP.\n",
         )
     )
+    # Telegram's menu takes only _, so the skill is /rotate_logs there
+    typed = "rotate_logs" if driver.platform == "telegram" else "rotate-logs"
     async with running(home, driver, openai):
-        assert "rotate_logs" in driver.registered_commands()
-        await driver.command(ALICE, "/rotate_logs on web1")
+        assert typed in driver.registered_commands()
+        await driver.command(ALICE, f"/{typed} on web1")
         [reply] = await driver.replies(driver.dm_chat(ALICE), 1)
-    assert reply.startswith("echo: [The person asked you to use the skill 'rotate_logs'")
+    assert reply.startswith("echo: [The person asked you to use the skill 'rotate-logs'")
     user = openai.requests[-1].body["messages"][-1]["content"]
     assert "send SIGHUP" in user and user.rstrip().endswith("on web1")
     assert "send SIGHUP" not in openai.requests[-1].body["messages"][0]["content"]

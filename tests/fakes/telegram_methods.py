@@ -394,6 +394,10 @@ class BotAPIMethods:
                 raise bad("BOT_COMMAND_INVALID")
             if not 1 <= len(str(command.get("description", ""))) <= 256:
                 raise bad("BOT_COMMAND_DESCRIPTION_INVALID")
+        scope = p.get("scope") or {}
+        chat = chat_id_of(scope.get("chat_id")) if scope.get("type") == "chat" else None
+        if chat is not None and chat not in self.chats and chat in self._group_members:
+            raise bad("chat not found")  # a person who has not started the bot
         key = self._commands_key(p)
         if commands:
             self.commands[key] = [

@@ -120,7 +120,8 @@ async def test_dm_round_trip_is_answered_and_archived(rig: Rig) -> None:
     assert session is not None
     messages = await rig.archive.messages(session.id, viewer="telegram-1")
     assert [m.role for m in messages] == ["user", "assistant"]
-    assert rig.adapter.commands and rig.adapter.commands[0][0] == "help"
+    assert rig.adapter.commands and rig.adapter.commands[0].name == "help"
+    assert rig.adapter.menu_admins == [ADMIN]
 
 
 async def test_unknown_person_pairs_and_is_admitted_by_an_admin(rig: Rig) -> None:

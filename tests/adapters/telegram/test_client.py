@@ -15,6 +15,7 @@ import pytest
 from adapters.base import (
     Adapter,
     BadRequest,
+    BotCommand,
     Forbidden,
     NotFound,
     RateLimited,
@@ -311,17 +312,34 @@ async def test_typing_and_commands_reach_the_server(
     await adapter.typing(str(GROUP), "877")
     [call] = await api.wait_calls("sendChatAction")
     assert call.params == {"chat_id": GROUP, "action": "typing", "message_thread_id": 877}
-    await adapter.set_commands([("memory", "What I remember about you"), ("new", "Start over")])
-    assert api.commands[('{"type": "default"}', "")] == [
+    menu = [
+        BotCommand("memory", "What I remember about you"),
+        BotCommand("new", "Start over", args=False),
+        BotCommand("admin", "Admins only", admin=True),
+    ]
+    api.push_text(USER, USER, "/start")  # the admin has a private chat with the bot
+    await adapter.set_commands(menu, admins=[str(USER)])
+    everyone = [
         {"command": "memory", "description": "What I remember about you"},
         {"command": "new", "description": "Start over"},
     ]
-    # names Telegram cannot take (a skill called deploy-app, say) stay out of the menu
-    await adapter.set_commands([("deploy-app", "x"), ("Upper", "y"), ("status", "z")])
-    assert api.commands[('{"type": "default"}', "")] == [{"command": "status", "description": "z"}]
+    assert api.commands[('{"type": "default"}', "")] == everyone
+    admin_scope = json.dumps({"chat_id": USER, "type": "chat"}, sort_keys=True)
+    assert api.commands[(admin_scope, "")] == [
+        *everyone,
+        {"command": "admin", "description": "Admins only"},
+    ]
+    # names Telegram cannot take are respelled (a skill called deploy-app is /deploy_app)
+    # or, when still unusable or taken, left out of the menu
+    await adapter.set_commands(
+        [BotCommand("deploy-app", "x"), BotCommand("deploy_app", "dup"), BotCommand("a" * 40, "y")]
+    )
+    assert api.commands[('{"type": "default"}', "")] == [
+        {"command": "deploy_app", "description": "x"}
+    ]
     api.fail("setMyCommands", 400, "Bad Request: BOT_COMMAND_INVALID")
     with pytest.raises(BadRequest):
-        await adapter.set_commands([("memory", "x")])
+        await adapter.set_commands([BotCommand("memory", "x")])
     api.blocked(USER)
     with pytest.raises(Forbidden):
         await adapter.typing(str(USER))
