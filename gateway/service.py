@@ -69,6 +69,7 @@ class GatewaySettings:
     group_sessions_per_user: bool = True
     group_scope: GroupScope = "chat"  # memory.group_scope
     max_concurrent_turns: int = 8
+    max_reply_messages: int = 6  # then the whole reply goes as a file
     drain_timeout_s: float = 30.0
     idle_session_s: float = 3600.0
     notify: str = "off"  # off | on | verbose (memory.notify)
@@ -95,7 +96,9 @@ class Gateway:
         self.adapters = dict(adapters)
         self.settings = settings or GatewaySettings()
         self.ledger = Ledger(agent.archive)
-        self.outbox = Outbox(self.ledger, self.adapters)
+        self.outbox = Outbox(
+            self.ledger, self.adapters, max_chunks=self.settings.max_reply_messages
+        )
         self.replies = Replies(
             outbox=self.outbox, ledger=self.ledger, adapters=self.adapters, track=self._track
         )
@@ -212,7 +215,9 @@ class Gateway:
             notify=settings.notify,
             group_scope=settings.group_scope,
             limits=settings.limits,
+            max_reply_messages=settings.max_reply_messages,
         )
+        self.outbox.max_chunks = settings.max_reply_messages
         self.sessions.group_scope = settings.group_scope  # for sessions started from now on
         self.budgets.limits = settings.limits
 

@@ -53,6 +53,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import re
 import time
@@ -75,6 +76,7 @@ from adapters.base import (
     Sink,
     Unavailable,
 )
+from adapters.chunking import REPLY_FILE, file_caption, fold
 from adapters.discord.normalize import normalize, normalize_interaction
 from adapters.discord.render import render
 from adapters.messages import InboundMessage, OutboundMessage
@@ -101,6 +103,21 @@ class _Pending:
 
 
 _COMMAND_NAME = re.compile(r"[-_a-z0-9]{1,32}")
+
+
+@dataclass(frozen=True, slots=True)
+class _WholeText:
+    """The last unit of a reply past ``max_chunks``: its whole text, as a Markdown file."""
+
+    text: str
+
+
+def _content(chunk: str | _WholeText) -> dict[str, Any]:
+    """``Messageable.send`` / ``followup.send`` arguments for one unit of a reply."""
+    if isinstance(chunk, str):
+        return {"content": chunk}
+    data = io.BytesIO(chunk.text.encode("utf-8"))
+    return {"content": file_caption(chunk.text), "file": discord.File(data, REPLY_FILE)}
 
 
 def _snowflake(value: str | None) -> int | None:
@@ -444,8 +461,12 @@ class DiscordAdapter:
             raise (_translate(exc, ()) or exc) from exc
 
     async def send(self, message: OutboundMessage) -> list[str]:
+        chunks: list[str | _WholeText] = list(render(message))
+        kept, as_file = fold(len(chunks), message.max_chunks)
+        if as_file:  # past max_chunks: the first chunks, then the whole text as a file
+            chunks = [*chunks[:kept], _WholeText(message.text)]
         client = self._running()
-        chunks = render(message)[message.skip_chunks :]
+        chunks = chunks[message.skip_chunks :]
         if not chunks:
             return []
         reply_id = _snowflake(message.reply_to_message_id)
@@ -459,8 +480,8 @@ class DiscordAdapter:
         return await self._post(client, target, chunks, reply, [])
 
     async def _post(
-        self, client: _Client, target: int, chunks: Sequence[str], reply: str | None,
-        sent: list[str],
+        self, client: _Client, target: int, chunks: Sequence[str | _WholeText],
+        reply: str | None, sent: list[str],
     ) -> list[str]:  # fmt: skip
         channel: Any = client.get_channel(target)
         if not isinstance(channel, discord.abc.Messageable):
@@ -474,7 +495,7 @@ class DiscordAdapter:
             try:
                 async with asyncio.timeout(self._request_timeout):
                     posted = await channel.send(
-                        chunk, reference=reference, allowed_mentions=_NO_PINGS
+                        **_content(chunk), reference=reference, allowed_mentions=_NO_PINGS
                     )
             except Exception as exc:
                 raise (_translate(exc, sent) or exc) from exc
@@ -482,7 +503,11 @@ class DiscordAdapter:
         return sent
 
     async def _answer(
-        self, client: _Client, pending: _Pending, chunks: Sequence[str], message: OutboundMessage
+        self,
+        client: _Client,
+        pending: _Pending,
+        chunks: Sequence[str | _WholeText],
+        message: OutboundMessage,
     ) -> list[str]:
         sent: list[str] = []
         interaction = pending.interaction
@@ -493,14 +518,14 @@ class DiscordAdapter:
                     return await self._fallback(client, pending, chunks[index:], message, sent)
                 try:
                     async with asyncio.timeout(self._request_timeout):
-                        if not pending.original_used:
+                        if not pending.original_used and isinstance(chunk, str):
                             posted: discord.Message = await interaction.edit_original_response(
                                 content=chunk, allowed_mentions=_NO_PINGS
                             )
                             pending.original_used = True
                         else:
                             posted = await interaction.followup.send(
-                                chunk,
+                                **_content(chunk),
                                 ephemeral=pending.ephemeral,
                                 allowed_mentions=_NO_PINGS,
                                 wait=True,
@@ -515,7 +540,7 @@ class DiscordAdapter:
         return sent
 
     async def _fallback(
-        self, client: _Client, pending: _Pending, chunks: Sequence[str],
+        self, client: _Client, pending: _Pending, chunks: Sequence[str | _WholeText],
         message: OutboundMessage, sent: list[str],
     ) -> list[str]:  # fmt: skip
         """The interaction cannot answer (token expired or gone, or never deferred): a DM

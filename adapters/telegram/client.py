@@ -69,6 +69,7 @@ from telegram import (
     BotCommandScopeChat,
     InlineKeyboardButton,
     InlineKeyboardMarkup,
+    InputFile,
     Message,
     ReplyParameters,
     Update,
@@ -88,6 +89,7 @@ from adapters.base import (
     Sink,
     Unavailable,
 )
+from adapters.chunking import REPLY_FILE, file_caption, fold
 from adapters.messages import OutboundMessage
 from adapters.telegram.normalize import normalize
 from adapters.telegram.render import Chunk, render
@@ -468,24 +470,56 @@ class TelegramAdapter:
         return bot
 
     async def send(self, message: OutboundMessage) -> list[str]:
-        """Render, split and send; the ids of the messages sent, in order."""
+        """Render, split and send; the ids of the messages sent, in order. Past
+        ``max_chunks`` the whole text goes as a Markdown file (``fold``)."""
         bot = self._bot()
         chat_id = _chat_id(message.chat_id)
         thread_id = _thread_id(message.thread_id)
-        reply_to = message.reply_to_message_id
+        chunks = render(message)
+        kept, as_file = fold(len(chunks), message.max_chunks)
         sent: list[str] = []
-        for index, chunk in enumerate(render(message)):
+        for index in range(kept + as_file):
             if index < message.skip_chunks:
                 continue
             reply = None
+            reply_to = message.reply_to_message_id
             if index == 0 and reply_to and reply_to.isdigit():  # a callback's query id is not
                 reply = ReplyParameters(message_id=int(reply_to), allow_sending_without_reply=True)
             try:
-                sent_message = await self._send_chunk(bot, chat_id, thread_id, chunk, reply)
+                if index < kept:
+                    posted = await self._send_chunk(bot, chat_id, thread_id, chunks[index], reply)
+                else:
+                    posted = await self._send_file(bot, chat_id, thread_id, message, reply)
             except tg.TelegramError as exc:
                 raise self._translate(exc, sent, "sendMessage") from None
-            sent.append(str(sent_message.message_id))
+            sent.append(str(posted.message_id))
         return sent
+
+    async def _send_file(
+        self,
+        bot: ExtBot[Any],
+        chat_id: int | str,
+        thread_id: int | None,
+        message: OutboundMessage,
+        reply: ReplyParameters | None,
+    ) -> Message:
+        """The whole reply as ``reply.md`` (sendDocument), with the buttons, if any."""
+        markup = None
+        if message.buttons:
+            markup = InlineKeyboardMarkup(
+                [
+                    [InlineKeyboardButton(label, callback_data=data)]
+                    for label, data in message.buttons
+                ]
+            )
+        return await bot.send_document(
+            chat_id,
+            InputFile(message.text.encode("utf-8"), filename=REPLY_FILE),
+            caption=file_caption(message.text),
+            message_thread_id=thread_id,
+            reply_parameters=reply,
+            reply_markup=markup,
+        )
 
     async def _send_chunk(
         self,

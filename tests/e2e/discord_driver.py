@@ -121,6 +121,9 @@ class DiscordDriver:
                         return await self.command(user, line.partition(" → ")[2])
         raise AssertionError(f"no button {label!r} in the private chat of {user}")
 
+    def sent_files(self, chat: str) -> list[tuple[str, bytes]]:
+        return [f for s in self.dc.sent if s.channel_id == int(chat) for f in s.files]
+
     def code_blocks(self, chat: str) -> list[tuple[int, int]]:
         counts = [s.content.count("```") for s in self.dc.sent if s.channel_id == int(chat)]
         return [(n - n // 2, n // 2) for n in counts]

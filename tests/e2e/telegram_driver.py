@@ -117,6 +117,9 @@ class TelegramDriver:
                 return self.api.push_callback(user, user, data, sent.message_id)
         raise AssertionError(f"no button {label!r} in the private chat of {user}")
 
+    def sent_files(self, chat: str) -> list[tuple[str, bytes]]:
+        return [s.document for s in self.api.sent if s.chat_id == int(chat) and s.document]
+
     def code_blocks(self, chat: str) -> list[tuple[int, int]]:
         """Per message to ``chat``: (code blocks opened, code blocks closed) in what was sent."""
         return [

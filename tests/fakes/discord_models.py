@@ -163,6 +163,7 @@ class Sent:
     interaction_id: int | None = None
     ephemeral: bool = False
     allowed_mentions: Mapping[str, Any] | None = None
+    files: tuple[tuple[str, bytes], ...] = ()  # attachments uploaded with it: (name, data)
 
 
 @dataclass(frozen=True)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import json
 import logging
@@ -268,6 +269,22 @@ async def test_flood_control_is_rate_limited_with_what_was_sent(
     )
     assert len(rest) == 1 and len(api.sent) == 2  # the retry sent only the missing chunk
     assert sum(s.text.count("bernoulli(") for s in api.sent) == 130
+
+
+async def test_past_max_chunks_the_whole_text_follows_as_a_file_counted_as_one_chunk(
+    adapter: TelegramAdapter, api: FakeBotAPI
+) -> None:
+    text = reply_with_fence() + "\n\n" + reply_with_fence()
+    message = OutboundMessage("telegram", str(USER), text, max_chunks=3, buttons=(("Ok", "/ok"),))
+    api.fail("sendDocument", 429, "Too Many Requests: retry after 5", retry_after=5)
+    with pytest.raises(RateLimited) as caught:
+        await adapter.send(message)
+    assert len(caught.value.sent) == 2 and len(api.sent) == 2  # two chunks, not the file
+    rest = await adapter.send(dataclasses.replace(message, skip_chunks=2))
+    assert len(rest) == 1 and len(api.sent) == 3  # the retry sent only the file
+    last = api.sent[-1]
+    assert last.document == ("reply.md", text.encode()) and last.buttons == [("Ok", "/ok")]
+    assert last.text == f"The whole answer ({len(text):,} characters) is in this file."
 
 
 async def test_blocked_user_is_forbidden(adapter: TelegramAdapter, api: FakeBotAPI) -> None:
