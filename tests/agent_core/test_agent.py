@@ -160,9 +160,7 @@ async def test_a_failed_model_still_archives_the_message(home: Path, archive: Ar
     assert [m.role for m in stored] == ["user"] and stored[0].content.endswith("are you there?")
 
 
-async def test_a_turn_cancelled_mid_request_keeps_the_message(
-    home: Path, archive: Archive
-) -> None:
+async def test_a_turn_cancelled_mid_request_keeps_the_message(home: Path, archive: Archive) -> None:
     asked = asyncio.Event()
 
     async def slow(messages: Any, tools: Any) -> ModelReply:
