@@ -14,8 +14,10 @@ The session's chat is ``console-<user>`` or, with ``--session NAME``,
 ``console-<user>:NAME``: its key ``console:dm:<chat>`` is the one the console has always
 used, so sessions it started before resume with their recorded prompt. On a terminal it is
 a REPL (readline, history in ``<home>/chat_history``, "thinking…", Ctrl-C cancels a turn;
-Ctrl-C at the prompt, Ctrl-D or ``/quit`` leave); on a pipe one reply per line, in order,
-and exit 0 at the end of input once the last reply and the reviews are done.
+Ctrl-C at the prompt, Ctrl-D or ``/quit`` leave); on a pipe one reply per line, in order.
+Either way it exits 0 once the last reply and the reviews are done (``gateway.stop``:
+bounded by ``gateway.drain_timeout_s``); a Ctrl-C while it waits for them exits at once
+(130).
 ``--dry-run`` answers with an echo model instead of calling an endpoint.
 """
 
@@ -99,8 +101,7 @@ def _chat(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     model = build_model(config, dry_run=args.dry_run)
     try:
         return asyncio.run(_run(model, paths, config, args.session))
-    except KeyboardInterrupt:  # Ctrl-C again while it was stopping
-        print(file=sys.stderr)
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C while it finished up
         return 130
 
 
@@ -116,7 +117,15 @@ async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> 
         terminal=terminal,
     )
     loop = asyncio.get_running_loop()
-    loop.add_signal_handler(signal.SIGINT, console.interrupt)
+    running = asyncio.current_task()
+
+    def ctrl_c() -> None:
+        if not console.closed:
+            console.interrupt()  # cancel the turn, or leave at the prompt
+        elif running is not None:
+            running.cancel()  # while it finishes up (reviews): stop waiting, exit now
+
+    loop.add_signal_handler(signal.SIGINT, ctrl_c)
     loop.add_signal_handler(signal.SIGTERM, console.close)
     try:
         async with await Archive.open(paths.state_db) as archive:
@@ -141,7 +150,10 @@ async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> 
                 await gateway.start()
                 await console.wait_closed()
             finally:
-                await gateway.stop()  # running turns finish, reviews and notices are awaited
+                try:
+                    await gateway.stop()  # running turns finish; reviews, notices awaited
+                finally:
+                    await console.stop()  # the terminal given back, even if cut short
     finally:
         loop.remove_signal_handler(signal.SIGINT)
         loop.remove_signal_handler(signal.SIGTERM)

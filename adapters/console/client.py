@@ -117,7 +117,9 @@ class ConsoleAdapter:
     async def stop(self) -> None:
         self._closed.set()
         reader, self._reader = self._reader, None
-        if reader is not None and not reader.done():
+        if reader is None:  # never started, or stopped already
+            return
+        if not reader.done():
             reader.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await reader
@@ -126,6 +128,11 @@ class ConsoleAdapter:
                 self._quietly("\n")
             self._restore_terminal()
             self._save_history()
+
+    @property
+    def closed(self) -> bool:
+        """The input has ended (or ``close``): no more lines will be handed over."""
+        return self._closed.is_set()
 
     def close(self) -> None:
         """End the chat: ``wait_closed`` returns (the caller stops the gateway)."""

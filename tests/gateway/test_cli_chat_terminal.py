@@ -103,11 +103,15 @@ async def test_line_editing_history_and_every_command_with_the_platforms_words(
     assert MemoryStores(home / "memories").for_person(person).entries("user") == []
 
 
-async def test_ctrl_c_cancels_a_turn_and_at_the_prompt_leaves(home: Path) -> None:
+async def test_thinking_while_a_turn_runs_and_ctrl_c_cancels_it_or_leaves(home: Path) -> None:
     asked = asyncio.Event()
+    thought = asyncio.Event()
     release = asyncio.Event()
 
     async def respond(body: dict[str, Any]) -> Text:
+        if said(body) == "think hard":
+            await thought.wait()  # answers once the test has seen "thinking…"
+            return Text("done thinking")
         if said(body) == "a long question":
             asked.set()
             await release.wait()  # the model thinks until the test is over
@@ -118,9 +122,14 @@ async def test_ctrl_c_cancels_a_turn_and_at_the_prompt_leaves(home: Path) -> Non
         configure(home, server, "memory: {review: {enabled: false}}\n")
         async with Terminal(home) as term:
             await term.expect(PROMPT)
+            term.type("think hard\r")
+            await term.expect(THINKING)
+            thought.set()
+            await term.expect(f"{ERASE}done thinking\n")  # the reply replaces the line
+            await term.expect(PROMPT)
             term.type("a long question\r")
             await asked.wait()
-            await term.expect(THINKING)  # shown while the turn runs
+            await term.expect(THINKING)
             term.type(CTRL_C)
             # the thinking line is erased, the gateway says it stopped, the prompt is back
             await term.expect(f"{ERASE}{CANCELLED}\n")
@@ -139,6 +148,8 @@ async def test_ctrl_c_cancels_a_turn_and_at_the_prompt_leaves(home: Path) -> Non
         (session,) = await archive.sessions(viewer=console_person())
         stored = await archive.messages(session.id, viewer=console_person())
     assert [(m.role, m.content.rpartition("\n")[2]) for m in stored] == [
+        ("user", "think hard"),
+        ("assistant", "done thinking"),
         ("user", "a long question"),
         ("user", "still there?"),
         ("assistant", "you wrote: still there?"),
@@ -171,3 +182,58 @@ async def test_saved_memory_is_a_one_line_notice(home: Path) -> None:
         assert [re.sub(r".*\x1b\[K", "", line) for line in notices] == ["(memory updated)"]
     store = MemoryStores(home / "memories").for_person(console_person())
     assert store.entries("user") == ["Likes tea"]
+
+
+async def test_buttons_are_shown_as_the_commands_they_stand_for(home: Path) -> None:
+    def respond(body: dict[str, Any]) -> Text | ToolCalls:
+        last = body["messages"][-1]
+        if last["role"] == "tool":
+            return Text("staged")
+        if REVIEW_INSTRUCTION[:40] in str(last["content"]):
+            add = {"action": "add", "target": "user", "content": "Likes tea"}
+            return ToolCalls([Call("memory", add)])
+        return Text(f"you wrote: {said(body)}")
+
+    async with FakeOpenAI(default=Dynamic(respond)) as server:
+        configure(home, server, "memory: {write_approval: true}\n")
+        async with Terminal(home) as term:
+            await term.expect(PROMPT)
+            term.type("I like tea\r")
+            await term.expect("I'd like to remember something (1 change(s)).")
+            approve = await term.expect(r"→ /memory approve \S+", regex=True)
+            await term.expect(r"→ /memory reject \S+", regex=True)
+            await term.expect(PROMPT)
+            term.type(approve.removeprefix("→ ") + "\r")  # typed as the button would send it
+            await term.expect("Approved ")
+            await term.expect(PROMPT)
+            term.type(CTRL_D)
+            assert await term.exit_code() == 0
+    store = MemoryStores(home / "memories").for_person(console_person())
+    assert store.entries("user") == ["Likes tea"]
+
+
+async def test_ctrl_c_while_a_review_finishes_exits_at_once(home: Path) -> None:
+    reviewing = asyncio.Event()
+    release = asyncio.Event()
+
+    async def respond(body: dict[str, Any]) -> Text:
+        if REVIEW_INSTRUCTION[:40] in str(body["messages"][-1]["content"]):
+            reviewing.set()
+            await release.wait()  # a review that would hold the exit for the whole drain
+            return Text("nothing to save")
+        return Text(f"you wrote: {said(body)}")
+
+    async with FakeOpenAI(default=Dynamic(respond)) as server:
+        configure(home, server)
+        async with Terminal(home) as term:
+            await term.expect(PROMPT)
+            term.type("hello\r")
+            await term.expect("you wrote: hello")
+            await reviewing.wait()
+            await term.expect(PROMPT)
+            term.type(CTRL_D)
+            await term.expect("\n")  # the input has ended; the gateway waits for the review
+            term.type(CTRL_C)
+            assert await term.exit_code() == 130
+            assert "Traceback" not in term.stderr
+        release.set()
