@@ -69,7 +69,15 @@ from adapters.skips import SKIP_REASONS, SkipReason
 from memory import FILE_NAMES, TARGETS, MemoryStores
 from memory.entries import usage_chars
 
-__all__ = ["MEMORY_FILES", "TURN_BUCKETS", "Metrics", "Outcome", "archive_bytes", "memory_usage"]
+__all__ = [
+    "MEMORY_FILES",
+    "TURN_BUCKETS",
+    "Metrics",
+    "Outcome",
+    "SkipSource",
+    "archive_bytes",
+    "memory_usage",
+]
 
 log = logging.getLogger(__name__)
 
