@@ -25,7 +25,10 @@ Inbound. Every MESSAGE_CREATE goes through ``normalize`` to ``sink``. Slash comm
 option ``args``; admin commands carry ``default_member_permissions`` (Administrator).
 The interaction is deferred at once (Discord's 3-second rule; ephemeral in guilds, so command
 output is private to whoever asked), remembered, and handed to ``sink`` as
-``InboundMessage(is_command=True, text="/name args", message_id=<interaction id>)``.
+``InboundMessage(is_command=True, text="/name args", message_id=<interaction id>)``. An event
+discord.py cannot parse, or one ``normalize`` cannot map, is logged, counted in ``skipped``
+and dropped; the connection reads on (``intake`` says how, and why discord.py alone would
+have ended it).
 
 Outbound. ``send`` renders (2,000 characters, fences intact), skips ``skip_chunks``, and
 sends with ``AllowedMentions.none()`` (nothing in a reply can ping). A reply to a deferred
@@ -57,7 +60,7 @@ import io
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -77,9 +80,12 @@ from adapters.base import (
     Unavailable,
 )
 from adapters.chunking import REPLY_FILE, file_caption, fold
+from adapters.discord.intake import Client as _Client
+from adapters.discord.intake import Tree, guard_parsers, normalised
 from adapters.discord.normalize import normalize, normalize_interaction
 from adapters.discord.render import render
 from adapters.messages import InboundMessage, OutboundMessage
+from adapters.skips import SkipReason, Skips
 
 __all__ = ["DiscordAdapter"]
 
@@ -152,32 +158,6 @@ def _translate(exc: BaseException, sent: Sequence[str]) -> PlatformError | None:
     return None
 
 
-class _Client(discord.Client):
-    def __init__(self, adapter: DiscordAdapter, **options: Any) -> None:
-        super().__init__(**options)
-        self.adapter = adapter
-
-    async def on_message(self, message: discord.Message) -> None:
-        await self.adapter._on_message(message)
-
-
-class _Tree(app_commands.CommandTree[_Client]):
-    async def on_error(
-        self, interaction: discord.Interaction[_Client], error: app_commands.AppCommandError
-    ) -> None:
-        """A command Discord still lists but we no longer hold (a restart before
-        ``set_commands``) is answered like a known one; other errors are logged."""
-        data: Any = interaction.data or {}
-        if isinstance(error, app_commands.CommandNotFound) and "name" in data:
-            options = {o.get("name"): o.get("value") for o in data.get("options", [])}
-            args = options.get("args")
-            await self.client.adapter._on_command(
-                interaction, str(data["name"]), args if isinstance(args, str) else None
-            )
-            return
-        await super().on_error(interaction, error)
-
-
 class DiscordAdapter:
     """``Adapter`` for Discord; see the module docstring for the behaviour."""
 
@@ -207,7 +187,8 @@ class DiscordAdapter:
         self._interaction_ttl = interaction_ttl
         self._shutdown_timeout = shutdown_timeout
         self._client: _Client | None = None
-        self._tree: _Tree | None = None
+        self._tree: Tree | None = None
+        self._skips = Skips(self.platform, log)
         self._task: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
         self._sink: Sink | None = None
@@ -228,6 +209,10 @@ class DiscordAdapter:
             return False
         return client.ws is not None and client.ws.open
 
+    @property
+    def skipped(self) -> Mapping[SkipReason, int]:
+        return self._skips.counts
+
     async def start(self, sink: Sink) -> None:
         if self._client is not None:
             raise RuntimeError("DiscordAdapter is already started")
@@ -236,13 +221,15 @@ class DiscordAdapter:
         intents.message_content = True  # privileged: enable it in the developer portal
         intents.dm_messages = intents.guild_messages = True
         client = _Client(
-            self,
+            self._on_message,
             intents=intents,
             guild_ready_timeout=self._guild_ready_timeout,
             chunk_guilds_at_startup=False,
             max_ratelimit_timeout=self._max_ratelimit_timeout,
         )
-        self._client, self._tree, self._sink = client, _Tree(client), sink
+        guard_parsers(client, self._skips)
+        tree = Tree(client, skips=self._skips, on_unknown=self._on_command)
+        self._client, self._tree, self._sink = client, tree, sink
         self._failure = None
         try:
             async with asyncio.timeout(self._ready_timeout):
@@ -361,13 +348,23 @@ class DiscordAdapter:
         client = self._client
         if client is None or client.user is None:
             return
-        inbound = normalize(message, bot_id=client.user.id, command_names=self._command_names)
+        bot_id, names = client.user.id, self._command_names
+        inbound = normalised(
+            self._skips, "MESSAGE_CREATE", message.id,
+            lambda: normalize(message, bot_id=bot_id, command_names=names),
+        )  # fmt: skip
         if inbound is not None:
             await self._deliver(inbound)
 
     async def _on_command(
         self, interaction: discord.Interaction[Any], name: str, args: str | None
     ) -> None:
+        inbound = normalised(  # first: what we cannot answer is not deferred
+            self._skips, "INTERACTION_CREATE", interaction.id,
+            lambda: normalize_interaction(interaction, name=name, args=args),
+        )  # fmt: skip
+        if inbound is None:
+            return
         ephemeral = interaction.guild_id is not None
         deferred = False
         try:
@@ -379,9 +376,7 @@ class DiscordAdapter:
         # remembered even when the defer failed: the answer then takes the fallback route,
         # which keeps guild command output out of the public channel
         self._remember(_Pending(interaction, time.monotonic(), ephemeral, deferred))
-        inbound = normalize_interaction(interaction, name=name, args=args)
-        if inbound is not None:
-            await self._deliver(inbound)
+        await self._deliver(inbound)
 
     def _remember(self, pending: _Pending) -> None:
         now = time.monotonic()
