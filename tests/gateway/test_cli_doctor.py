@@ -131,13 +131,13 @@ async def test_a_failing_model_endpoint_fails_the_model_row(
         async with FakeOpenAI() as gone:
             url = gone.base_url
         world.configure(model_url=url)
-        expected = "ModelUnavailable: the model did not answer after 1 attempts: cannot connect"
+        expected = "ModelUnavailable: the model did not answer after 1 attempt: cannot connect"
     elif failure == "refused-key":
         world.openai.api_key = "sk-another-key-the-server-wants-000"
         expected = "ModelRejected: the model endpoint refused the request (401)"
     else:
         world.openai.default = Error(503, message="overloaded")
-        expected = "ModelUnavailable: the model did not answer after 1 attempts: server error"
+        expected = "ModelUnavailable: the model did not answer after 1 attempt: server error"
     code, report, text = await doctor_json(capsys, world.home)
     assert code == 1 and report["ok"] is False
     [model] = rows(report, "model")
