@@ -419,3 +419,104 @@ async def test_over_the_wire_compression_flushes_then_summarises_into_a_child(
     assert child is not None and child.root_id == first and child.parent_id is not None
     last_system = server.requests[-1].body["messages"][0]["content"]
     assert "Codename: Heron" in last_system and "Summary: project Heron" in last_system
+
+
+# -- a broken endpoint, the agent's side ------------------------------------------------------
+
+
+def _agent(model: OpenAIModel, home: Path, archive: Archive,
+           **settings: Any) -> Agent:  # fmt: skip
+    stores = MemoryStores(home / "memories")
+    return Agent(model=model, archive=archive, stores=stores, home=home,
+                 settings=AgentSettings(**settings))  # fmt: skip
+
+
+async def _start(agent: Agent) -> Any:
+    spec = SessionSpec(new_session_id(), "telegram", "1", "dm", ("telegram-1",))
+    return await agent.start(spec, person="telegram-1", platform_label="telegram")
+
+
+async def test_over_the_wire_a_broken_endpoint_is_the_apology_and_loses_nothing(
+    server: FakeOpenAI, home: Path, archive: Archive, caplog: pytest.LogCaptureFixture
+) -> None:
+    server.default = Raw(LOGIN_PAGE, "text/html")
+    delays: list[float] = []
+    async with model_for(server, delays, max_retries=2) as model:
+        agent = _agent(model, home, archive, review_enabled=False)
+        conversation = await _start(agent)
+        with caplog.at_level(logging.WARNING):
+            outcome = await agent.turn(conversation, "the meeting moved to 3pm")
+        assert outcome.reply == (
+            "Sorry — I can't reach my language model right now, so I couldn't answer. Your"
+            " message is saved; please try again in a minute."
+        )
+        assert outcome.error_kind == "invalid_response" and outcome.retries == 2
+        assert server.request_count == 3 and len(delays) == 2
+        [line] = [
+            r.getMessage() for r in caplog.records if "failed (invalid_response)" in r.getMessage()
+        ]
+        assert f"turn in session {conversation.id} failed (invalid_response): " in line
+        assert "(got text/html: <!DOCTYPE html> <html> <head><title>Sign in</title>" in line
+        stored = await archive.messages(conversation.id, viewer="telegram-1")
+        assert [m.role for m in stored] == ["user"]
+        server.default = Text("Noted: 3pm.")  # the endpoint is fixed
+        assert (await agent.turn(conversation, "did you get that?")).reply == "Noted: 3pm."
+    assert "the meeting moved to 3pm" in str(server.requests[-1].body["messages"])
+
+
+async def test_over_the_wire_refusals_cut_offs_and_empty_answers(
+    server: FakeOpenAI, home: Path, archive: Archive
+) -> None:
+    server.script(
+        Text(None, refusal="I can't help with that."),
+        Text("A long list: one, two, thr", finish_reason="length"),
+        Text("", finish_reason="content_filter"),
+        Text(""),
+        Text("fine"),
+    )
+    async with model_for(server, []) as model:
+        agent = _agent(model, home, archive, review_enabled=False)
+        conversation = await _start(agent)
+        replies = [(await agent.turn(conversation, f"q{n}")).reply for n in range(5)]
+    assert replies == [
+        "The model refused to answer this. Its words: “I can't help with that.”",
+        "A long list: one, two, thr\n\n"
+        "(My answer was cut off here: it reached the model's length limit.)",
+        "The model refused to answer this: its content filter stopped the reply.",
+        "(The model sent an empty answer. Please try again, or ask in other words.)",
+        "fine",
+    ]
+    stored = await archive.messages(conversation.id, viewer="telegram-1")
+    assert [m.content for m in stored if m.role == "assistant"] == replies
+    # what the model is shown of its earlier answers is what the person saw
+    sent = [m for m in server.requests[-1].body["messages"] if m["role"] == "assistant"]
+    assert [m["content"] for m in sent] == replies[:4]
+
+
+async def test_over_the_wire_a_broken_review_or_compression_stays_in_the_background(
+    server: FakeOpenAI, home: Path, archive: Archive, caplog: pytest.LogCaptureFixture
+) -> None:
+    def respond(body: dict[str, Any]) -> Text | Raw:
+        last = body["messages"][-1]["content"]
+        if last in (REVIEW_INSTRUCTION, SUMMARY_INSTRUCTION):
+            return Raw('{"detail": "upstream timeout"}', "application/json")
+        return Text("ok")
+
+    server.default = Dynamic(respond)
+    settings = {"compression": CompressionSettings(context_window=600, tail_share=0.1)}
+    async with model_for(server, [], max_retries=0) as model:
+        agent = _agent(model, home, archive, **settings)
+        conversation = await _start(agent)
+        first = conversation.id
+        with caplog.at_level(logging.WARNING):
+            for n in range(8):
+                outcome = await agent.turn(conversation, f"note {n}: " + "y" * 120)
+                assert outcome.reply == "ok" and outcome.error is None
+            await agent.aclose()
+    failures = [r.getMessage() for r in caplog.records if "background task" in r.getMessage()]
+    assert any(f.startswith(f"background task review:{first}:") for f in failures)
+    assert any(f.startswith(f"background task compress:{first}") for f in failures)
+    assert all("no `choices` (got application/json: {\"detail\": \"upstream timeout\"})" in f
+               for f in failures)  # fmt: skip
+    assert conversation.id == first and conversation.compressions == 0
+    assert conversation.last_review is None
