@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 from agent_core.builtin import memory_tool, session_search_tool
 from agent_core.compress import CompressionSettings, message_tokens, split_history, summarise
 from agent_core.loop import run_turn
-from agent_core.models import Model, ModelError, ModelRejected, Usage
+from agent_core.models import Model, ModelError, ModelErrorKind, ModelRejected, Usage
 from agent_core.prompt import build_system_prompt, read_soul
 from agent_core.review import ReviewOutcome, review
 from agent_core.skill_tools import Approval, SkillPolicy, skill_tools
@@ -88,7 +88,7 @@ class TurnOutcome:
     usage: Usage
     error: str | None = None
     review: asyncio.Task[ReviewOutcome] | None = None
-    error_kind: str | None = None  # "unavailable" | "rejected" (for metrics)
+    error_kind: ModelErrorKind | None = None  # what failed, for metrics (never a message)
     retries: int = 0
 
 
@@ -236,20 +236,19 @@ class Agent:
                 toolbox=conversation.toolbox,
                 max_iterations=self.settings.max_tool_iterations,
             )
-        except ModelError as exc:
-            log.warning("turn in session %s failed: %s", conversation.id, exc)
+        except ModelError as exc:  # unavailable, not a chat completion, or refused
+            log.warning("turn in session %s failed (%s): %s", conversation.id, exc.kind, exc)
             await self.archive.append_exchange(
                 conversation.id,
                 [NewMessage("user", user["content"], speaker=author)],
                 people=[conversation.person],
             )
             conversation.history.append(user)
-            rejected = isinstance(exc, ModelRejected)
             return TurnOutcome(
-                REJECTED if rejected else UNAVAILABLE,
+                REJECTED if isinstance(exc, ModelRejected) else UNAVAILABLE,
                 Usage(),
                 error=str(exc),
-                error_kind="rejected" if rejected else "unavailable",
+                error_kind=exc.kind,
                 retries=max(0, exc.attempts - 1),
             )
         await self.archive.append_exchange(

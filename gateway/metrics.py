@@ -28,7 +28,7 @@ Metric names (counters get ``_total`` in the exposition)::
     mnemo_turns_total{platform,outcome}      outcome: ok | error | command
     mnemo_turn_seconds{platform}              histogram, 0.05 s … 120 s
     mnemo_model_tokens_total{kind}            kind: prompt | cached | completion
-    mnemo_model_errors_total{kind}
+    mnemo_model_errors_total{kind}            kind: unavailable | invalid_response | rejected
     mnemo_model_retries_total
     mnemo_reviews_total{result}               result: saved | nothing
     mnemo_review_writes_total
@@ -51,7 +51,7 @@ import functools
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Literal, ParamSpec, Protocol
+from typing import Literal, ParamSpec, Protocol, get_args
 
 from prometheus_client import (
     CollectorRegistry,
@@ -66,6 +66,7 @@ from prometheus_client.metrics_core import Metric
 from prometheus_client.registry import Collector
 
 from adapters.skips import SKIP_REASONS, SkipReason
+from agent_core.models import ModelErrorKind
 from memory import FILE_NAMES, TARGETS, MemoryStores
 from memory.entries import usage_chars
 
@@ -228,6 +229,8 @@ class Metrics:
             self._tokens.labels(kind=kind)
         for result in ("saved", "nothing"):
             self._reviews.labels(result=result)
+        for kind in get_args(ModelErrorKind):  # at zero, so a rate() has a series from the start
+            self._model_errors.labels(kind=kind)
         for platform in platforms:
             self._touch_platform(platform)
         self.set_memory(())

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from gateway.cli_chat import console_person
 from memory.archive import Archive
-from tests.fakes.openai_server import Call, Dynamic, FakeOpenAI, Text, ToolCalls
+from tests.fakes.openai_server import Call, Dynamic, FakeOpenAI, Raw, Text, ToolCalls
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -103,6 +103,28 @@ async def test_model_output_cannot_drive_the_terminal(home: Path) -> None:
     assert code == 0, err
     assert "\x1b" not in out and "\x07" not in out and "\u202e" not in out
     assert out.startswith("fine<U+001B>[2J")
+
+
+async def test_a_broken_endpoint_is_one_line_and_the_console_keeps_reading(home: Path) -> None:
+    page = "<!doctype html>\n<html><body>\x1b[2JSign in to the proxy</body></html>"
+    async with FakeOpenAI(default=Text("back again")) as server:
+        server.script(Raw(page, "text/html"))
+        (home / "config.yaml").write_text(
+            f"model:\n  base_url: {server.base_url}\n  name: fake-model\n  max_retries: 0\n"
+            "memory: {review: {enabled: false}}\n",
+            encoding="utf-8",
+        )
+        code, out, err = await chat(home, "hello?\nare you there?\n")
+    assert code == 0, err
+    assert out.splitlines() == [
+        "Sorry — I can't reach my language model right now, so I couldn't answer. Your message"
+        " is saved; please try again in a minute.",
+        "back again",
+    ]
+    assert "Traceback" not in err and "\x1b" not in err
+    [why] = err.splitlines()  # the operator's one line: what the endpoint sent
+    assert "(invalid_response)" in why and "(got text/html: <!doctype html> <html>" in why
+    assert "hello?" in str(server.requests[-1].body["messages"])
 
 
 def test_console_person_ids_are_safe() -> None:

@@ -87,6 +87,12 @@ def test_model_tokens_errors_retries_and_reviews() -> None:
     assert value(found, "mnemo_review_writes_total") == 2
 
 
+def test_every_model_error_kind_is_exported_from_the_start() -> None:
+    found = samples(Metrics(process=False))
+    for kind in ("unavailable", "invalid_response", "rejected"):
+        assert value(found, "mnemo_model_errors_total", kind=kind) == 0  # KeyError if absent
+
+
 def test_memory_gauges_are_max_and_sum_per_file_without_people() -> None:
     metrics = Metrics(process=False)
     metrics.set_memory(
