@@ -181,8 +181,8 @@ async def test_buttons_are_components_and_a_press_is_acknowledged_at_once(world:
 
     pressed = await dc.press(int(card_id), CHOICES[0][1], world.alice)
     press = await world.next()
-    assert [c.type for c in dc.callbacks] == [6]  # deferred update, before the sink ran
-    assert dc.callbacks[0].time - pressed.created < dc.interaction_deadline
+    # a deferred update, before the sink ran (the fake refuses a callback after 3 s)
+    assert [c.type for c in dc.callbacks] == [6]
     assert (press.is_callback, press.text, press.chat_type) == (True, CHOICES[0][1], "dm")
     assert press.reply_to_message_id == card_id and press.message_id == str(pressed.id)
     assert press.pressed == Pressed(sent.content, (*CHOICES, ("Later", "/later")))
