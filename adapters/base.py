@@ -7,7 +7,7 @@ then on only talks to it through this protocol::
     ids = await adapter.send(outbound) # one OutboundMessage -> one or more platform messages
     await adapter.edit(chat_id, message_id, text, buttons=...)  # change a message it sent
     await adapter.typing(chat_id, thread_id)
-    await adapter.set_commands(COMMANDS)
+    await adapter.set_commands(menu, admins=["123"])
     chat_id = await adapter.private_chat(user_id)   # where an answer only they may read goes
     await adapter.stop()
 
@@ -30,6 +30,7 @@ deduplicates and queues, it does not run the turn).
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
 from typing import Protocol
 
 from adapters.messages import Button, InboundMessage, OutboundMessage
@@ -47,7 +48,19 @@ __all__ = [
 ]
 
 Sink = Callable[[InboundMessage], Awaitable[None]]
-BotCommand = tuple[str, str]  # ("memory", "Show what I remember about you")
+
+
+@dataclass(frozen=True, slots=True)
+class BotCommand:
+    """One entry of a platform's command menu. ``args``: it takes text after its name (a
+    Discord application command gets its optional ``args`` option only then); ``admin``:
+    only admins may run it, so a platform that can narrow its menu shows it to them alone
+    (Telegram: in the admins' own chats; Discord: to members with Administrator)."""
+
+    name: str
+    description: str
+    args: bool = True
+    admin: bool = False
 
 
 class PlatformError(Exception):
@@ -120,8 +133,11 @@ class Adapter(Protocol):
         """Show the typing indicator once (the gateway repeats it during a turn)."""
         ...
 
-    async def set_commands(self, commands: Sequence[BotCommand]) -> None:
-        """Register the command menu (Telegram setMyCommands, Discord app commands)."""
+    async def set_commands(
+        self, commands: Sequence[BotCommand], *, admins: Sequence[str] = ()
+    ) -> None:
+        """Register the command menu (Telegram setMyCommands, Discord app commands);
+        ``admins``: the user ids on this platform who may see the admin commands."""
         ...
 
     async def private_chat(self, user_id: str) -> str:

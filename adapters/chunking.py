@@ -16,7 +16,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-__all__ = ["split_message", "utf16_len"]
+__all__ = ["REPLY_FILE", "file_caption", "fold", "split_message", "utf16_len"]
+
+REPLY_FILE = "reply.md"
 
 _FENCE = re.compile(r"^(\s{0,3})(`{3,}|~{3,})(.*)$")
 
@@ -98,3 +100,18 @@ def _cut(text: str, room: int, measure: Callable[[str], int]) -> int:
         if at >= floor:
             return at + len(separator)
     return low
+
+
+def fold(count: int, most: int) -> tuple[int, bool]:
+    """How to send ``count`` chunks in at most ``most`` messages (0: no limit): the number
+    of chunks sent as messages, and whether the whole text follows as a file
+    (``REPLY_FILE``) in the last message. A reply too long to read in a chat is still all
+    there, in one piece a person can open, save or search."""
+    if most <= 0 or count <= most:
+        return count, False
+    return max(most - 1, 0), True
+
+
+def file_caption(text: str) -> str:
+    """What the message carrying the whole reply as a file says."""
+    return f"The whole answer ({len(text):,} characters) is in this file."

@@ -159,7 +159,10 @@ class InboundMessage:
 class OutboundMessage:
     """A reply. ``markdown``: render the text as Markdown (model replies) or send it as
     plain text (command output). ``skip_chunks``: the first N chunks were already delivered
-    (a retry after flood control sends only the rest)."""
+    (a retry after flood control sends only the rest). ``max_chunks``: at most this many
+    messages (0: no limit); a longer reply is sent as its first ``max_chunks - 1`` chunks,
+    then the whole text as a Markdown file (``adapters.chunking.fold``), which counts as one
+    chunk for ``skip_chunks``."""
 
     platform: str
     chat_id: str
@@ -169,3 +172,4 @@ class OutboundMessage:
     markdown: bool = True
     buttons: tuple[Button, ...] = ()
     skip_chunks: int = 0
+    max_chunks: int = 0

@@ -79,6 +79,7 @@ def gateway_settings(config: Config) -> GatewaySettings:
         group_sessions_per_user=section.group_sessions_per_user,
         group_scope=config.memory.group_scope,
         max_concurrent_turns=section.max_concurrent_turns,
+        max_reply_messages=section.max_reply_messages,
         drain_timeout_s=section.drain_timeout_s,
         idle_session_s=section.idle_session_s,
         notify=config.memory.notify,

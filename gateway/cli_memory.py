@@ -14,6 +14,7 @@ from typing import Any
 
 from gateway.app import memory_stores
 from gateway.config import Config, Paths
+from gateway.people import person_option
 from gateway.terminal import visible
 from memory import (
     FILE_NAMES,
@@ -37,7 +38,11 @@ def register(commands: Any) -> None:
     sub = memory.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
 
     def person(p: argparse.ArgumentParser) -> None:
-        p.add_argument("--person", help="person id, e.g. telegram-12345 (all people if omitted)")
+        p.add_argument(
+            "--person",
+            type=person_option,
+            help="telegram:12345 or telegram-12345 (all people if omitted)",
+        )
 
     def target(p: argparse.ArgumentParser, default: str | None) -> None:
         p.add_argument("--target", choices=TARGETS, default=default)

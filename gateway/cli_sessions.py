@@ -16,15 +16,15 @@ import contextlib
 import json
 import sqlite3
 import sys
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 from gateway.cli_memory import UsageError
 from gateway.config import Config, Paths
+from gateway.people import person_option
 from gateway.terminal import visible
-from memory import InvalidPersonError, validate_person
 from memory.archive import (
     Archive,
     ArchiveError,
@@ -52,7 +52,9 @@ def register(commands: Any) -> None:
 
     def person(p: argparse.ArgumentParser) -> None:
         p.add_argument(
-            "--person", help="only what this person took part in (everything if omitted)"
+            "--person",
+            type=person_option,
+            help="telegram:12345 or telegram-12345: only what they took part in (else all)",
         )
 
     def as_json(p: argparse.ArgumentParser) -> None:
@@ -105,13 +107,24 @@ def _positive(text: str) -> int:
     return value
 
 
+def _call_line(call: Mapping[str, Any], width: int = 300) -> str:
+    """``memory({"action": "add", …})``: a tool call as the model made it, one line."""
+    function = call.get("function") or {}
+    name = str(function.get("name") or call.get("name") or "?")
+    arguments = str(function.get("arguments") or "")
+    try:  # compact and one line, whatever spacing the model used
+        arguments = json.dumps(json.loads(arguments), ensure_ascii=False)
+    except ValueError:
+        arguments = " ".join(arguments.split())
+    if len(arguments) > width:
+        arguments = arguments[: width - 1] + "…"
+    return f"{name}({arguments})"
+
+
 def _viewer(args: argparse.Namespace) -> str | None:
-    if args.person is None:
-        return None
-    try:
-        return validate_person(args.person)
-    except InvalidPersonError as exc:
-        raise UsageError(str(exc)) from None
+    """``--person``, already a valid person id (``people.person_option``)."""
+    person: str | None = args.person
+    return person
 
 
 def _guarded(handler: Handler) -> Handler:
@@ -292,9 +305,8 @@ def _show(args: argparse.Namespace, paths: Paths, config: Config) -> int:
             head.append(f"external_id {visible(m.external_id)}")
         print()
         print(f"[{m.id}] " + " · ".join(head))
-        if m.tool_calls:
-            names = [str(c["name"]) for c in message_json(m, limit=0).get("tool_calls", [])]
-            print(f"    → tool calls: {visible(', '.join(names))}")
+        for call in m.tool_calls or []:
+            print(f"    → {visible(_call_line(call))}")
         for line in visible(m.content).split("\n"):
             print(f"    {line}")
     return 0

@@ -20,7 +20,7 @@ writes, what a decision answers) lives in ``gateway.approvals``.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -30,6 +30,7 @@ from adapters.messages import InboundMessage, label
 from gateway.approvals import Card, answer, decider, listing
 from gateway.pairing import PairingStore, qualified_id
 from gateway.pairing_notices import listing_text
+from gateway.people import parse_person
 from gateway.router import SessionKey
 from gateway.sessions import Sessions
 from gateway.terminal import visible
@@ -40,11 +41,11 @@ from memory import (
     MemoryStores,
     MemoryTurn,
     Target,
-    validate_person,
 )
 from memory.archive import Archive
-from memory.entries import AmbiguousMatch, NoMatch, find_entry, preview
-from memory.search import SearchTool, when
+from memory.entries import preview
+from memory.records import without_header
+from memory.search import Searcher, when
 from memory.skills import SkillError, SkillStore
 
 __all__ = [
@@ -59,19 +60,20 @@ __all__ = [
 ]
 
 COMMANDS: tuple[BotCommand, ...] = (
-    ("help", "What I can do and the commands"),
-    ("new", "Start a fresh session"),
-    ("status", "This session: turns, tokens, memory usage"),
-    ("memory", "What I remember: notes, profile, pending, approve ID, reject ID"),
-    ("forget", "Forget the memory entry matching TEXT"),
-    ("sessions", "Your recent sessions"),
-    ("search", "Search your past conversations"),
-    ("skills", "The skills I know; admins: pending, diff, approve, reject"),
-    ("admin", "Admins: memory, sessions, search, blocked, stats"),
-    ("pair", "Admins: pairing requests: list, approve, deny, revoke, block, unblock"),
+    BotCommand("help", "What I can do and the commands", args=False),
+    BotCommand("new", "Start a fresh session", args=False),
+    BotCommand("status", "This session: turns, tokens, memory usage", args=False),
+    BotCommand("memory", "What I remember: notes, profile, pending, approve ID, reject ID"),
+    BotCommand("forget", "Forget memory entry N, or the entry matching TEXT"),
+    BotCommand("sessions", "Your recent sessions", args=False),
+    BotCommand("search", "Search your past conversations"),
+    BotCommand("skills", "The skills I know; admins: pending, diff, approve, reject"),
+    BotCommand("admin", "Admins: memory, sessions, search, pending, blocked, stats", admin=True),
+    BotCommand("pair", "Admins: pairing requests: list, approve, deny, revoke, block", admin=True),
 )
-NAMES = frozenset(name for name, _ in COMMANDS)
-ADMIN_ONLY = frozenset({"admin", "pair"})  # /skills is partly: its review subcommands
+NAMES = frozenset(command.name for command in COMMANDS)
+ADMIN_ONLY = frozenset(command.name for command in COMMANDS if command.admin)
+# (/skills is admin-only in part: its review subcommands)
 #: Answers that carry someone's memory, archive, pairing or usage data.
 PRIVATE = frozenset({"status", "memory", "forget", "sessions", "search", "admin", "pair"})
 #: Answers anyone in the chat may read (``/skills`` lists what everyone shares; its review
@@ -116,6 +118,14 @@ Admin commands:
 /skills pending — skill changes waiting for approval (diff ID, approve ID, reject ID)"""
 
 TARGET_WORDS: dict[str, Target] = {"notes": "memory", "profile": "user"}
+ADMIN_USAGE = {
+    "memory": "/admin memory PERSON",
+    "sessions": "/admin sessions PERSON",
+    "search": "/admin search PERSON QUERY",
+    "pending": "/admin pending PERSON",
+    "approve": "/admin approve PERSON ID",
+    "reject": "/admin reject PERSON ID",
+}
 
 
 def parse_command(text: str) -> tuple[str, str] | None:
@@ -173,7 +183,7 @@ class Commands:
         self.stores = stores
         self.sessions = sessions
         self.pairing = pairing
-        self.search = SearchTool(archive)
+        self.searcher = Searcher(archive)
         self._stats = stats
         self._on_paired = on_paired
         self._budget = budget
@@ -282,34 +292,13 @@ class Commands:
     async def _cmd_forget(self, request: CommandRequest) -> CommandReply:
         text = request.args.strip()
         if not text:
-            return CommandReply("Usage: /forget TEXT — forgets the one entry that contains TEXT.")
+            return CommandReply(
+                "Usage: /forget N — forgets entry N of /memory; /forget TEXT — forgets the one"
+                " entry that contains TEXT."
+            )
         store = self._store(self._subject(request))
         store.write_approval = False  # the person's own hand, not the model's
-
-        def forget() -> str:
-            found: list[Target] = []
-            for target in TARGETS:
-                try:
-                    find_entry(store.entries(target), text)
-                except NoMatch:
-                    continue
-                except AmbiguousMatch as exc:
-                    return (
-                        f"{FILE_NAMES[target]}: several entries match; be more specific:\n"
-                        + "\n".join(f"- {visible(p)}" for p in exc.matches)
-                    )
-                found.append(target)
-            if not found:
-                return "Nothing in my memory matches that."
-            if len(found) > 1:
-                return "Both MEMORY.md and USER.md have a matching entry; be more specific."
-            target = found[0]
-            result = store.call(
-                {"action": "remove", "target": target, "old_text": text}, MemoryTurn()
-            )
-            return _tool_text(result)
-
-        return CommandReply(await asyncio.to_thread(forget))
+        return CommandReply(await asyncio.to_thread(_forget, store, text))
 
     async def _cmd_sessions(self, request: CommandRequest) -> CommandReply:
         return CommandReply(await self._sessions_of(request.person, "Your recent sessions"))
@@ -362,39 +351,38 @@ class Commands:
     async def _cmd_admin(self, request: CommandRequest) -> CommandReply:
         sub, _, rest = request.args.partition(" ")
         sub, rest = sub.lower(), rest.strip()
-        if sub == "memory" and rest:
-            person = _person_arg(rest)
-            if person is None:
-                return CommandReply(
-                    f"{rest!r} is not a person id (e.g. telegram-123 or telegram:123)."
-                )
-            return CommandReply(
-                f"{person}\n" + await asyncio.to_thread(_show, self._store(person), TARGETS)
-            )
-        if sub == "sessions" and rest:
-            person = _person_arg(rest)
-            if person is None:
-                return CommandReply(f"{rest!r} is not a person id.")
-            return CommandReply(await self._sessions_of(person, f"Sessions of {person}"))
-        if sub == "search":
-            who, _, query = rest.partition(" ")
-            person = _person_arg(who) if who else None
-            if person is None or not query.strip():
-                return CommandReply("Usage: /admin search PERSON QUERY")
-            return CommandReply(f"In {person}'s archive:\n" + await self._search_as(person, query))
-        if sub in ("pending", "approve", "reject"):
-            who, _, pending_id = rest.partition(" ")
-            person = _person_arg(who) if who else None
-            if person is None or (sub != "pending" and not pending_id.strip()):
-                return CommandReply(f"Usage: /admin {sub} PERSON{' ID' * (sub != 'pending')}")
-            if sub == "pending":
-                return await self._pending(person, mine=False)
-            return await self._decide(request, person, sub, pending_id.strip(), mine=False)
+        usage = ADMIN_USAGE.get(sub)
+        if usage is not None:
+            who, _, more = rest.partition(" ")
+            more = more.strip()
+            if not who or (sub in ("search", "approve", "reject") and not more):
+                return CommandReply(f"Usage: {usage}")
+            try:
+                person = parse_person(who)
+            except ValueError as exc:
+                return CommandReply(f"{str(exc)[0].upper()}{str(exc)[1:]}.")
+            return await self._about(request, person, sub, more)
         if sub == "blocked":
             return CommandReply(await asyncio.to_thread(self._blocked))
         if sub == "stats":
             return CommandReply(await self._stats_text())
         return CommandReply(ADMIN_HELP)
+
+    async def _about(
+        self, request: CommandRequest, person: str, sub: str, more: str
+    ) -> CommandReply:
+        """``/admin memory|sessions|search|pending|approve|reject PERSON …``."""
+        if sub == "memory":
+            shown = await asyncio.to_thread(_show, self._store(person), TARGETS)
+            return CommandReply(f"{person}\n{shown}")
+        if sub == "sessions":
+            return CommandReply(await self._sessions_of(person, f"Sessions of {person}"))
+        if sub == "search":
+            found = await self._search_as(person, more, own=False)
+            return CommandReply(f"In {person}'s archive:\n{found}")
+        if sub == "pending":
+            return await self._pending(person, mine=False)
+        return await self._decide(request, person, sub, more, mine=False)
 
     async def _cmd_pair(self, request: CommandRequest) -> CommandReply:
         sub, _, rest = request.args.partition(" ")
@@ -448,15 +436,38 @@ class Commands:
             )
         return "\n".join(lines)
 
-    async def _search_as(self, person: str, query: str) -> str:
-        result = await self.search.call({"query": query, "limit": 5}, viewer=person)
-        hits = result.get("results", [])
+    async def _search_as(self, person: str, query: str, *, own: bool = True) -> str:
+        """What people see of a search: the conversation itself (no tool output, no
+        headers the gateway adds), each hit an excerpt around the words searched."""
+        hits, parsed = await self.searcher.find(
+            query, viewer=person, limit=5, conversation_only=True
+        )
+        if parsed.empty:
+            return "That has no words I can search for. Try /search with a few words you said."
         if not hits:
-            return str(result.get("note") or result.get("error") or "Nothing found.")
+            return (
+                f"Nothing in {'your' if own else 'their'} past conversations matches"
+                f" «{label(query)}». Try other or fewer words, or /sessions for the recent ones."
+            )
         lines = []
         for hit in hits:
-            text = hit.get("snippet") or hit["message"]["content"][:160]
-            lines.append(f"{hit['when']} · {visible(hit.get('title') or '')}\n  {visible(text)}")
+            session = await self.archive.get_session(hit.session_id, viewer=person)
+            found = await self.archive.messages(
+                hit.session_id,
+                viewer=person,
+                before_id=hit.message_id + 1,
+                limit=1,
+                newest_first=True,
+            )
+            if session is None or not found:  # pragma: no cover - the SQL already scoped it
+                continue
+            message = found[0]
+            who = ("you" if own else "they") if message.role == "user" else "me"
+            excerpt = _excerpt(without_header(message.content), parsed.all_terms())
+            lines.append(
+                f"{when(message.created_at)} · {label(session.title or '(untitled)')}\n"
+                f"  {who}: {visible(excerpt)}"
+            )
         return "\n".join(lines)
 
     def _blocked(self) -> str:
@@ -507,28 +518,69 @@ def _share(part: int, whole: int) -> str:
     return f"{(100 * part / whole):.0f}%" if whole else "0%"
 
 
+def _numbered(store: MemoryStore) -> list[tuple[int, Target, str]]:
+    """Every entry with the number ``/memory`` shows and ``/forget N`` takes: MEMORY.md's
+    entries first, then USER.md's, counted on across both."""
+    rows = [(target, entry) for target in TARGETS for entry in store.entries(target)]
+    return [(n, target, entry) for n, (target, entry) in enumerate(rows, 1)]
+
+
 def _show(store: MemoryStore, targets: tuple[Target, ...]) -> str:
+    rows = _numbered(store)
     lines = []
     for target in targets:
-        entries = store.entries(target)
         lines.append(f"{FILE_NAMES[target]} [{store.usage(target)}]")
-        lines += [f"{n}. {visible(e)}" for n, e in enumerate(entries, 1)] or ["(empty)"]
+        mine = [f"{n}. {visible(entry)}" for n, t, entry in rows if t == target]
+        lines += mine or ["(empty)"]
+    if rows:
+        lines.append("/forget N forgets entry N.")
     return "\n".join(lines)
+
+
+def _forget(store: MemoryStore, text: str) -> str:
+    """``/forget N`` or ``/forget TEXT``: remove one entry and say which; name the
+    candidates and remove none when TEXT matches several."""
+    rows = _numbered(store)
+    if text.isdigit():
+        chosen = [row for row in rows if row[0] == int(text)]
+        if not chosen:
+            if not rows:
+                return "I remember nothing yet, so there is nothing to forget."
+            return f"There is no entry {text}: /memory numbers them from 1 to {len(rows)}."
+    else:
+        chosen = [row for row in rows if row[2] == text] or [
+            row for row in rows if text.casefold() in row[2].casefold()
+        ]
+        if not chosen:
+            return (
+                f"Nothing in my memory matches «{label(text)}». /memory lists what I remember;"
+                " /forget N forgets entry N."
+            )
+        if len({entry for _, _, entry in chosen}) > 1:
+            lines = [f"Several entries match «{label(text)}», so I forgot none. Which one?"]
+            lines += [
+                f"/forget {n} — {FILE_NAMES[target]}: {visible(preview(entry, 100))}"
+                for n, target, entry in chosen
+            ]
+            return "\n".join(lines)
+    number, target, entry = chosen[0]
+    result = store.call({"action": "remove", "target": target, "old_text": entry}, MemoryTurn())
+    if not result.get("success"):
+        return _tool_text(result)
+    return f"Forgot entry {number} of {FILE_NAMES[target]}: «{visible(preview(entry, 300))}»"
+
+
+def _excerpt(text: str, terms: Sequence[str], width: int = 160) -> str:
+    """``width`` characters of ``text`` around the first of ``terms`` it contains."""
+    flat = " ".join(text.split())
+    lowered = flat.casefold()
+    places = [i for i in (lowered.find(t.casefold()) for t in terms if t) if i >= 0]
+    start = max(0, min(places, default=0) - width // 3)
+    cut = flat[start : start + width]
+    return f"{'…' if start else ''}{cut}{'…' if start + width < len(flat) else ''}"
 
 
 def _tool_text(result: dict[str, Any]) -> str:
     if result.get("success"):
         return str(result.get("message") or "Done.")
     return str(result.get("error") or "That did not work.")
-
-
-def _person_arg(text: str) -> str | None:
-    """``telegram:123`` or ``telegram-123`` as a person id."""
-    candidate = text.strip().lower()
-    if ":" in candidate:
-        platform, _, user = candidate.partition(":")
-        candidate = f"{platform}-{user}"
-    try:
-        return validate_person(candidate)
-    except ValueError:
-        return None

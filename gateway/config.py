@@ -204,6 +204,9 @@ class GatewayConfig(_Section):
     """In groups each person has their own session (and their own memory in it)."""
     max_concurrent_turns: int = Field(default=8, gt=0, le=1000)
     """Turns running at once across all chats."""
+    max_reply_messages: int = Field(default=6, ge=2, le=50)
+    """A reply longer than this many messages is sent as its first ones plus the whole
+    text as a Markdown file (reply.md)."""
     drain_timeout_s: float = Field(default=30.0, ge=0, le=3600)
     """On SIGTERM, how long running turns may take to finish."""
     idle_session_s: float = Field(default=3600.0, gt=0)

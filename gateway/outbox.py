@@ -69,10 +69,14 @@ class Outbox:
         adapters: Mapping[str, Adapter],
         *,
         policy: DeliveryPolicy | None = None,
+        max_chunks: int = 0,
     ) -> None:
+        """``max_chunks``: at most this many messages per reply; past it the adapter sends
+        the first ones and the whole text as a file (``gateway.max_reply_messages``)."""
         self.ledger = ledger
         self.adapters = adapters
         self.policy = policy or DeliveryPolicy()
+        self.max_chunks = max_chunks
         self._inflight: set[int] = set()
 
     async def post(self, outgoing: Outgoing, *, answers: tuple[str, ...] = ()) -> Delivery:
@@ -106,6 +110,7 @@ class Outbox:
                 markdown=row.markdown,
                 buttons=row.buttons,
                 skip_chunks=sent,
+                max_chunks=self.max_chunks,
             )
             try:
                 if row.kind == EDIT:

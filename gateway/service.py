@@ -48,7 +48,7 @@ from gateway.replies import Replies
 from gateway.router import Router, RouterClosed, SessionKey
 from gateway.sessions import GroupScope, Sessions
 from memory.ledger import Inbound, Ledger
-from memory.skills import SkillError
+from memory.skills import SkillError, SkillStore
 
 __all__ = ["Gateway", "GatewaySettings", "PlatformPolicy"]
 
@@ -70,6 +70,7 @@ class GatewaySettings:
     group_sessions_per_user: bool = True
     group_scope: GroupScope = "chat"  # memory.group_scope
     max_concurrent_turns: int = 8
+    max_reply_messages: int = 6  # then the whole reply goes as a file
     drain_timeout_s: float = 30.0
     idle_session_s: float = 3600.0
     notify: str = "off"  # off | on | verbose (memory.notify)
@@ -96,7 +97,9 @@ class Gateway:
         self.adapters = dict(adapters)
         self.settings = settings or GatewaySettings()
         self.ledger = Ledger(agent.archive)
-        self.outbox = Outbox(self.ledger, self.adapters)
+        self.outbox = Outbox(
+            self.ledger, self.adapters, max_chunks=self.settings.max_reply_messages
+        )
         self.replies = Replies(
             outbox=self.outbox,
             ledger=self.ledger,
@@ -136,13 +139,20 @@ class Gateway:
 
     async def menu(self) -> list[BotCommand]:
         """The command menu: the built-in commands, then one per skill (built-ins win a
-        name clash; each adapter leaves out names its platform cannot take)."""
+        name clash; each adapter leaves out or respells names its platform cannot take)."""
         commands = list(COMMANDS)
         if self.agent.skills is not None:
             skills, _problems = await asyncio.to_thread(self.agent.skills.scan)
-            taken = {name for name, _ in commands}
-            commands += [(s.name, s.description) for s in skills if s.name not in taken]
+            taken = {command.name for command in commands}
+            commands += [BotCommand(s.name, s.description) for s in skills if s.name not in taken]
         return commands
+
+    def admin_ids(self, platform: str) -> list[str]:
+        """The user ids on ``platform`` of the configured admins."""
+        prefix = f"{platform}:"
+        return sorted(
+            a.removeprefix(prefix) for a in self.auth.access.admins if a.startswith(prefix)
+        )
 
     async def start(self) -> None:
         await self.ledger.prune()
@@ -151,7 +161,7 @@ class Gateway:
             await adapter.start(self.receive)
             self._started.append(adapter)
             try:
-                await adapter.set_commands(menu)
+                await adapter.set_commands(menu, admins=self.admin_ids(adapter.platform))
             except Exception as exc:  # the menu is a convenience; chatting works without it
                 log.warning("%s: could not register the command menu: %s", adapter.platform, exc)
         self._running = True
@@ -210,7 +220,9 @@ class Gateway:
             notify=settings.notify,
             group_scope=settings.group_scope,
             limits=settings.limits,
+            max_reply_messages=settings.max_reply_messages,
         )
+        self.outbox.max_chunks = settings.max_reply_messages
         self.sessions.group_scope = settings.group_scope  # for sessions started from now on
         self.budgets.limits = settings.limits
 
@@ -322,8 +334,10 @@ class Gateway:
         if skills is None or not name or message.is_callback:
             return None
         try:
-            if await asyncio.to_thread(skills.get, name) is None:
+            found = await asyncio.to_thread(_typed_skill, skills, name)
+            if found is None:
                 return None
+            name = found
             body = await asyncio.to_thread(skills.body, name)
         except SkillError as exc:
             return f"The skill {name} cannot be used right now: {exc}"
@@ -461,6 +475,19 @@ class Gateway:
             "Queued messages": self.router.queued,
             "Outbox pending / failed": f"{outbox.get('pending', 0)} / {outbox.get('failed', 0)}",
         }
+
+
+def _typed_skill(skills: SkillStore, typed: str) -> str | None:
+    """The skill a typed command names: its own name, or its name with ``-`` and ``.``
+    typed as ``_`` (Telegram's menu allows only ``_``, so ``/rotate_logs`` is how
+    ``rotate-logs`` appears there)."""
+    if skills.get(typed) is not None:
+        return typed
+    if "_" not in typed:
+        return None
+    found, _problems = skills.scan()
+    matches = [s.name for s in found if s.name.replace("-", "_").replace(".", "_") == typed]
+    return matches[0] if len(matches) == 1 else None
 
 
 def _merge(messages: Sequence[InboundMessage], *, shared: bool) -> str:

@@ -35,6 +35,7 @@ __all__ = [
     "session_from_row",
     "title_of",
     "visible_clause",
+    "without_header",
 ]
 
 Role = Literal["user", "assistant", "tool", "system"]
@@ -180,13 +181,18 @@ def visible_clause(column: str = "session_id") -> str:
 TITLE_CHARS = 80
 
 
-def title_of(text: str | None) -> str | None:
-    """A session title: the first user message without its ``[time · speaker]`` header
-    line (added by the agent for the model), flattened and cut."""
-    if not text:
-        return None
+def without_header(text: str) -> str:
+    """A user message without the ``[time · speaker]`` line the agent adds for the model."""
     first, newline, rest = text.partition("\n")
     if newline and first.startswith("[") and first.endswith("]") and rest.strip():
-        text = rest
-    flat = " ".join(text.split())
+        return rest
+    return text
+
+
+def title_of(text: str | None) -> str | None:
+    """A session title: the first user message without its header line, flattened and
+    cut."""
+    if not text:
+        return None
+    flat = " ".join(without_header(text).split())
     return flat if len(flat) <= TITLE_CHARS else flat[: TITLE_CHARS - 1] + "…"

@@ -210,22 +210,24 @@ class Searcher:
         limit: int = 3,
         sort: Sort = "relevance",
         exclude_session: str | None = None,
+        conversation_only: bool = False,
     ) -> tuple[list[Hit], ParsedQuery]:
-        """Best hits, one per session lineage, at most ``limit``."""
+        """Best hits, one per session lineage, at most ``limit``; ``conversation_only``:
+        what people and the bot said, no tool output (what a person's /search shows)."""
         query = parse_query(text)
         if query.empty:
             return [], query
         wanted = max(limit * 8, 24)
         plans: list[Callable[[], Awaitable[list[Hit]]]] = []
 
+        scope = _scope_sql(viewer, exclude_session, conversation_only)
+
         def ranked(expr: str) -> Callable[[], Awaitable[list[Hit]]]:
-            return lambda: self._ranked(
-                expr, viewer=viewer, wanted=wanted, sort=sort, exclude=exclude_session
-            )
+            return lambda: self._ranked(expr, scope, viewer=viewer, wanted=wanted, sort=sort)
 
         def substring(terms: list[str], short: list[str]) -> Callable[[], Awaitable[list[Hit]]]:
             return lambda: self._substring(
-                terms, short, viewer=viewer, wanted=wanted, sort=sort, exclude=exclude_session
+                terms, short, scope, viewer=viewer, wanted=wanted, sort=sort
             )
 
         fallback: Callable[[], Awaitable[list[Hit]]] | None = None
@@ -251,13 +253,19 @@ class Searcher:
         return _by_lineage(hits)[:limit], query
 
     async def _ranked(
-        self, expr: str, *, viewer: str | None, wanted: int, sort: Sort, exclude: str | None
+        self,
+        expr: str,
+        scope: tuple[str, dict[str, Any]],
+        *,
+        viewer: str | None,
+        wanted: int,
+        sort: Sort,
     ) -> list[Hit]:
         """The word index, bm25-ranked (or by time), scope matched inside the index."""
         match = f"search_text : ({expr})"
         if viewer is not None:
             match = f'scope : "{scope_token(viewer)}" AND {match}'
-        where, params = _scope_sql(viewer, exclude)
+        where, params = scope[0], dict(scope[1])
         params.update(match=match, wanted=wanted)
         order = {"relevance": "score", "newest": "m.created_at DESC", "oldest": "m.created_at ASC"}
         sql = (
@@ -273,11 +281,11 @@ class Searcher:
         self,
         terms: Sequence[str],
         short: Sequence[str],
+        scope: tuple[str, dict[str, Any]],
         *,
         viewer: str | None,
         wanted: int,
         sort: Sort,
-        exclude: str | None,
     ) -> list[Hit]:
         """Substrings, exact (LIKE). Which rows are examined:
 
@@ -286,7 +294,7 @@ class Searcher:
         * only terms shorter than 3 characters (CJK) and a larger history: the most recent
           ``like_scan_rows`` messages (the trigram index cannot serve them).
         """
-        where, params = _scope_sql(viewer, exclude)
+        where, params = scope[0], dict(scope[1])
         scan = self.like_scan_rows
         params.update(wanted=wanted, scan=scan, needle=(terms or short)[0].lower())
         if viewer is not None and await self._history_size(viewer) <= scan:
@@ -327,12 +335,16 @@ class Searcher:
         return [Hit(r[0], r[1], r[2], float(r[3]), r[4] or "") for r in rows]
 
 
-def _scope_sql(viewer: str | None, exclude: str | None) -> tuple[str, dict[str, Any]]:
+def _scope_sql(
+    viewer: str | None, exclude: str | None, conversation_only: bool = False
+) -> tuple[str, dict[str, Any]]:
     where = ["1"]
     if viewer is not None:
         where.append(visible_clause("m.session_id"))
     if exclude is not None:
         where.append("m.session_id != :exclude")
+    if conversation_only:
+        where.append("m.role IN ('user', 'assistant')")
     return " AND ".join(where), {"viewer": viewer, "exclude": exclude}
 
 

@@ -21,7 +21,8 @@ before any non-initial IDENTIFY). Only fatal closes (4004 bad token,
 4014 privileged intent not enabled, ...) end the connect task; ``connected`` then stays False.
 
 Inbound. Every MESSAGE_CREATE goes through ``normalize`` to ``sink``. Slash commands are a
-``CommandTree`` mirroring ``set_commands``: each takes one optional string option ``args``.
+``CommandTree`` mirroring ``set_commands``: one that takes text has one optional string
+option ``args``; admin commands carry ``default_member_permissions`` (Administrator).
 The interaction is deferred at once (Discord's 3-second rule; ephemeral in guilds, so command
 output is private to whoever asked), remembered, and handed to ``sink`` as
 ``InboundMessage(is_command=True, text="/name args", message_id=<interaction id>)``.
@@ -52,10 +53,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import io
 import logging
 import re
 import time
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -70,6 +73,7 @@ from adapters.base import (
     Sink,
     Unavailable,
 )
+from adapters.chunking import REPLY_FILE, file_caption, fold
 from adapters.discord.components import Deferred, acknowledge, edit, make_view
 from adapters.discord.errors import NO_PINGS, TOKEN_GONE, snowflake, translate
 from adapters.discord.normalize import normalize, normalize_interaction, normalize_press
@@ -84,6 +88,21 @@ _MAX_PENDING = 1000
 
 
 _COMMAND_NAME = re.compile(r"[-_a-z0-9]{1,32}")
+
+
+@dataclass(frozen=True, slots=True)
+class _WholeText:
+    """The last unit of a reply past ``max_chunks``: its whole text, as a Markdown file."""
+
+    text: str
+
+
+def _content(chunk: str | _WholeText) -> dict[str, Any]:
+    """``Messageable.send`` / ``followup.send`` arguments for one unit of a reply."""
+    if isinstance(chunk, str):
+        return {"content": chunk}
+    data = io.BytesIO(chunk.text.encode("utf-8"))
+    return {"content": file_caption(chunk.text), "file": discord.File(data, REPLY_FILE)}
 
 
 class _Client(discord.Client):
@@ -342,27 +361,43 @@ class DiscordAdapter:
             del self._pending[next(iter(self._pending))]
         self._pending[pending.interaction.id] = pending
 
-    def _make_command(self, name: str, description: str) -> app_commands.Command[Any, ..., Any]:
-        async def invoke(interaction: discord.Interaction[Any], args: str | None = None) -> None:
+    def _make_command(self, command: BotCommand) -> app_commands.Command[Any, ..., Any]:
+        """An application command that hands ``/name [args]`` to the gateway. It has the
+        optional ``args`` option only when it takes text; an admin command is shown by
+        default to members with Administrator only (a hint: the gateway decides)."""
+        name = command.name
+
+        async def with_args(interaction: discord.Interaction[Any], args: str | None = None) -> None:
             await self._on_command(interaction, name, args)
 
-        described = app_commands.describe(args="Arguments, e.g. notes")(invoke)
-        return app_commands.Command(
-            name=name, description=(description.strip() or name)[:100], callback=described
-        )
+        async def bare(interaction: discord.Interaction[Any]) -> None:
+            await self._on_command(interaction, name, None)
 
-    async def set_commands(self, commands: Sequence[BotCommand]) -> None:
-        """Mirror the gateway's commands as slash commands and sync them (PUT, global)."""
+        callback: Any = (
+            app_commands.describe(args="Arguments, e.g. notes")(with_args) if command.args else bare
+        )
+        made: app_commands.Command[Any, ..., Any] = app_commands.Command(
+            name=name, description=(command.description.strip() or name)[:100], callback=callback
+        )
+        if command.admin:
+            made.default_permissions = discord.Permissions(administrator=True)
+        return made
+
+    async def set_commands(
+        self, commands: Sequence[BotCommand], *, admins: Sequence[str] = ()
+    ) -> None:
+        """Mirror the gateway's commands as slash commands and sync them (PUT, global).
+        ``admins`` are not needed: Discord narrows admin commands by permission."""
         self._running()
         tree = self._tree
         assert tree is not None
         tree.clear_commands(guild=None)
         # Discord takes lower-case names of 1-32 letters, digits, - and _ (at most 100);
         # others are left out of the menu (typed in a DM they still arrive as commands)
-        usable = [(n, d) for n, d in commands if _COMMAND_NAME.fullmatch(n)][:100]
-        for name, description in usable:
-            tree.add_command(self._make_command(name, (description or name)[:100]))
-        self._command_names = frozenset(name for name, _ in usable)
+        usable = [c for c in commands if _COMMAND_NAME.fullmatch(c.name)][:100]
+        for command in usable:
+            tree.add_command(self._make_command(command))
+        self._command_names = frozenset(command.name for command in usable)
         try:
             async with asyncio.timeout(self._request_timeout):
                 await tree.sync()
@@ -407,8 +442,12 @@ class DiscordAdapter:
             raise (translate(exc, ()) or exc) from exc
 
     async def send(self, message: OutboundMessage) -> list[str]:
+        chunks: list[str | _WholeText] = list(render(message))
+        kept, as_file = fold(len(chunks), message.max_chunks)
+        if as_file:  # past max_chunks: the first chunks, then the whole text as a file
+            chunks = [*chunks[:kept], _WholeText(message.text)]
         client = self._running()
-        chunks = render(message)[message.skip_chunks :]
+        chunks = chunks[message.skip_chunks :]
         if not chunks:
             return []
         reply_id = snowflake(message.reply_to_message_id)
@@ -422,8 +461,8 @@ class DiscordAdapter:
         return await self._post(client, target, chunks, reply, [], buttons=message.buttons)
 
     async def _post(
-        self, client: _Client, target: int, chunks: Sequence[str], reply: str | None,
-        sent: list[str], *, buttons: tuple[Button, ...] = (),
+        self, client: _Client, target: int, chunks: Sequence[str | _WholeText],
+        reply: str | None, sent: list[str], *, buttons: tuple[Button, ...] = (),
     ) -> list[str]:  # fmt: skip
         channel: Any = client.get_channel(target)
         if not isinstance(channel, discord.abc.Messageable):
@@ -437,7 +476,7 @@ class DiscordAdapter:
             try:
                 async with asyncio.timeout(self._request_timeout):
                     posted = await channel.send(
-                        chunk, reference=reference, allowed_mentions=NO_PINGS,
+                        **_content(chunk), reference=reference, allowed_mentions=NO_PINGS,
                         **_view(buttons, index == len(chunks) - 1),
                     )  # fmt: skip
             except Exception as exc:
@@ -446,7 +485,11 @@ class DiscordAdapter:
         return sent
 
     async def _answer(
-        self, client: _Client, pending: Deferred, chunks: Sequence[str], message: OutboundMessage
+        self,
+        client: _Client,
+        pending: Deferred,
+        chunks: Sequence[str | _WholeText],
+        message: OutboundMessage,
     ) -> list[str]:
         sent: list[str] = []
         interaction = pending.interaction
@@ -458,14 +501,14 @@ class DiscordAdapter:
                 view = _view(message.buttons, index == len(chunks) - 1)
                 try:
                     async with asyncio.timeout(self._request_timeout):
-                        if not pending.original_used:
+                        if not pending.original_used and isinstance(chunk, str):
                             posted: discord.Message = await interaction.edit_original_response(
                                 content=chunk, allowed_mentions=NO_PINGS, **view
                             )
                             pending.original_used = True
                         else:
                             posted = await interaction.followup.send(
-                                chunk,
+                                **_content(chunk),
                                 ephemeral=pending.ephemeral,
                                 allowed_mentions=NO_PINGS,
                                 wait=True,
@@ -481,7 +524,7 @@ class DiscordAdapter:
         return sent
 
     async def _fallback(
-        self, client: _Client, pending: Deferred, chunks: Sequence[str],
+        self, client: _Client, pending: Deferred, chunks: Sequence[str | _WholeText],
         message: OutboundMessage, sent: list[str],
     ) -> list[str]:  # fmt: skip
         """The interaction cannot answer (token expired or gone, or never deferred): a DM

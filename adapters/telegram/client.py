@@ -66,7 +66,13 @@ from aiohttp import web
 from telegram import (
     BotCommand as TgBotCommand,
 )
-from telegram import Message, ReplyParameters, Update
+from telegram import (
+    BotCommandScopeChat,
+    InputFile,
+    Message,
+    ReplyParameters,
+    Update,
+)
 from telegram import error as tg
 from telegram.constants import ChatAction
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, ExtBot, TypeHandler
@@ -82,11 +88,12 @@ from adapters.base import (
     Sink,
     Unavailable,
 )
+from adapters.chunking import REPLY_FILE, file_caption, fold
 from adapters.messages import Button, OutboundMessage
 from adapters.telegram.normalize import normalize
 from adapters.telegram.render import Chunk, keyboard, render
 
-__all__ = ["TelegramAdapter", "backoff_delay"]
+__all__ = ["TelegramAdapter", "backoff_delay", "menu_for"]
 
 _LOGGER = logging.getLogger(__name__)
 _T = TypeVar("_T")
@@ -463,24 +470,48 @@ class TelegramAdapter:
         return bot
 
     async def send(self, message: OutboundMessage) -> list[str]:
-        """Render, split and send; the ids of the messages sent, in order."""
+        """Render, split and send; the ids of the messages sent, in order. Past
+        ``max_chunks`` the whole text goes as a Markdown file (``fold``)."""
         bot = self._bot()
         chat_id = _chat_id(message.chat_id)
         thread_id = _thread_id(message.thread_id)
-        reply_to = message.reply_to_message_id
+        chunks = render(message)
+        kept, as_file = fold(len(chunks), message.max_chunks)
         sent: list[str] = []
-        for index, chunk in enumerate(render(message)):
+        for index in range(kept + as_file):
             if index < message.skip_chunks:
                 continue
             reply = None
+            reply_to = message.reply_to_message_id
             if index == 0 and reply_to and reply_to.isdigit():  # a callback's query id is not
                 reply = ReplyParameters(message_id=int(reply_to), allow_sending_without_reply=True)
             try:
-                sent_message = await self._send_chunk(bot, chat_id, thread_id, chunk, reply)
+                if index < kept:
+                    posted = await self._send_chunk(bot, chat_id, thread_id, chunks[index], reply)
+                else:
+                    posted = await self._send_file(bot, chat_id, thread_id, message, reply)
             except tg.TelegramError as exc:
                 raise self._translate(exc, sent, "sendMessage") from None
-            sent.append(str(sent_message.message_id))
+            sent.append(str(posted.message_id))
         return sent
+
+    async def _send_file(
+        self,
+        bot: ExtBot[Any],
+        chat_id: int | str,
+        thread_id: int | None,
+        message: OutboundMessage,
+        reply: ReplyParameters | None,
+    ) -> Message:
+        """The whole reply as ``reply.md`` (sendDocument), with the buttons, if any."""
+        return await bot.send_document(
+            chat_id,
+            InputFile(message.text.encode("utf-8"), filename=REPLY_FILE),
+            caption=file_caption(message.text),
+            message_thread_id=thread_id,
+            reply_parameters=reply,
+            reply_markup=keyboard(message.buttons),
+        )
 
     async def _send_chunk(
         self,
@@ -547,16 +578,25 @@ class TelegramAdapter:
             "sendChatAction",
         )
 
-    async def set_commands(self, commands: Sequence[BotCommand]) -> None:
-        """Register the command menu (setMyCommands, default scope). Names Telegram cannot
-        take (it allows ``[a-z0-9_]{1,32}``, at most 100 commands) are left out of the menu;
-        typed, they still arrive as commands."""
-        menu = [
-            TgBotCommand(name, (text or name)[:256])
-            for name, text in commands
-            if _COMMAND_NAME.fullmatch(name)
-        ][:100]
-        await self._call(self._bot().set_my_commands(menu), "setMyCommands")
+    async def set_commands(
+        self, commands: Sequence[BotCommand], *, admins: Sequence[str] = ()
+    ) -> None:
+        """Register the menu (``menu_for``): everyone's commands in the default scope, and
+        with the admin commands too in each admin's own chat (``BotCommandScopeChat``).
+        An admin who has not started the bot yet has no chat to scope: that is logged."""
+        everyone = menu_for([c for c in commands if not c.admin])
+        await self._call(self._bot().set_my_commands(everyone), "setMyCommands")
+        full = menu_for(commands)
+        for admin in admins:
+            if not admin.isdigit():
+                continue
+            try:
+                await self._call(
+                    self._bot().set_my_commands(full, scope=BotCommandScopeChat(int(admin))),
+                    "setMyCommands",
+                )
+            except PlatformError as exc:
+                _LOGGER.warning("telegram: no admin menu for admin %s yet: %s", admin, exc)
 
     async def _call(self, call: Awaitable[_T], action: str) -> _T:
         try:
@@ -574,6 +614,19 @@ class TelegramAdapter:
 
 
 _COMMAND_NAME = re.compile(r"[a-z0-9_]{1,32}")
+
+
+def menu_for(commands: Sequence[BotCommand]) -> list[TgBotCommand]:
+    """Telegram menu entries: names take only ``[a-z0-9_]{1,32}``, so ``-`` and ``.`` are
+    spelled ``_`` (``rotate-logs`` -> ``/rotate_logs``, which the gateway maps back); a
+    name still unusable, or taken already, stays out of the menu (typed, it still works).
+    At most 100 entries, descriptions cut to 256 characters."""
+    menu: dict[str, TgBotCommand] = {}
+    for command in commands:
+        name = command.name.lower().replace("-", "_").replace(".", "_")
+        if _COMMAND_NAME.fullmatch(name) and name not in menu:
+            menu[name] = TgBotCommand(name, (command.description or name)[:256])
+    return list(menu.values())[:100]
 
 
 def _chat_id(value: str) -> int | str:

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from adapters.chunking import split_message, utf16_len
+from adapters.chunking import fold, split_message, utf16_len
 
 FENCE = re.compile(r"^\s{0,3}(`{3,}|~{3,})")
 
@@ -98,3 +98,10 @@ def test_a_long_fence_info_string_is_not_repeated_if_it_would_not_fit() -> None:
 def test_tiny_limits_are_refused() -> None:
     with pytest.raises(ValueError, match="too small"):
         split_message("x", 10)
+
+
+def test_fold_keeps_short_replies_and_ends_long_ones_with_the_file() -> None:
+    assert fold(3, 0) == (3, False)  # no limit
+    assert fold(6, 6) == (6, False)
+    assert fold(7, 6) == (5, True)  # five chunks, then the whole text as a file
+    assert fold(40, 2) == (1, True)

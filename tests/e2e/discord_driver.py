@@ -149,6 +149,9 @@ class DiscordDriver:
         """Callbacks to presses (the fake refuses one after Discord's 3 seconds)."""
         return sum(1 for c in self.dc.callbacks if self.dc.interactions[c.interaction_id].kind == 3)
 
+    def sent_files(self, chat: str) -> list[tuple[str, bytes]]:
+        return [f for s in self.dc.sent if s.channel_id == int(chat) for f in s.files]
+
     def code_blocks(self, chat: str) -> list[tuple[int, int]]:
         counts = [s.content.count("```") for s in self.messages(int(chat))]
         return [(n - n // 2, n // 2) for n in counts]

@@ -141,6 +141,9 @@ class TelegramDriver:
     def presses_acknowledged(self) -> int:
         return len(self.api.answered_callbacks)
 
+    def sent_files(self, chat: str) -> list[tuple[str, bytes]]:
+        return [s.document for s in self.api.sent if s.chat_id == int(chat) and s.document]
+
     def code_blocks(self, chat: str) -> list[tuple[int, int]]:
         """Per message to ``chat``: (code blocks opened, code blocks closed) in what was sent."""
         return [

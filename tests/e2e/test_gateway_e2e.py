@@ -10,7 +10,7 @@ import asyncio
 from pathlib import Path
 
 from memory.skills import SkillChange, SkillStore
-from tests.e2e.stack import ADMIN, ALICE, BOB, STRANGER, Driver, running, user_texts
+from tests.e2e.stack import ADMIN, ALICE, BOB, STRANGER, Driver, long_reply, running, user_texts
 from tests.fakes.openai_server import FakeOpenAI
 
 QUIET_S = 0.4  # how long "nothing more arrives" is watched for
@@ -107,6 +107,21 @@ async def test_long_replies_are_chunked_with_fences_intact(
     assert sum(opened for opened, _ in blocks) >= 2  # the block was reopened after a cut
 
 
+async def test_a_reply_too_long_for_a_chat_ends_with_the_whole_text_as_a_file(
+    home: Path, driver: Driver, openai: FakeOpenAI
+) -> None:
+    chat = driver.dm_chat(ALICE)
+    async with running(home, driver, openai):  # gateway.max_reply_messages: 6 by default
+        await driver.dm(ALICE, "long: 60000")
+        sent = await driver.replies(chat, 6)
+        await asyncio.sleep(QUIET_S)
+        assert len(driver.all_replies(chat)) == 6  # five chunks, then the file
+    [(name, data)] = driver.sent_files(chat)
+    assert name == "reply.md" and data.decode() == long_reply(60000)
+    assert sent[-1].startswith("The whole answer (") and "characters) is in this file" in sent[-1]
+    assert all(opened == closed for opened, closed in driver.code_blocks(chat)[:5])
+
+
 async def test_flood_control_delays_only_that_chat(
     home: Path, driver: Driver, openai: FakeOpenAI
 ) -> None:
@@ -183,16 +198,18 @@ async def test_a_skill_is_in_the_menu_and_runs_as_a_command(
     SkillStore(home / "skills").apply(
         SkillChange(
             "create",
-            "rotate_logs",
-            content="---\nname: rotate_logs\ndescription: Rotate the app's logs safely\n---\n"
+            "rotate-logs",
+            content="---\nname: rotate-logs\ndescription: Rotate the app's logs safely\n---\n"
             "Move the file, then send SIGHUP.\n",
         )
     )
+    # Telegram's menu takes only _, so the skill is /rotate_logs there
+    typed = "rotate_logs" if driver.platform == "telegram" else "rotate-logs"
     async with running(home, driver, openai):
-        assert "rotate_logs" in driver.registered_commands()
-        await driver.command(ALICE, "/rotate_logs on web1")
+        assert typed in driver.registered_commands()
+        await driver.command(ALICE, f"/{typed} on web1")
         [reply] = await driver.replies(driver.dm_chat(ALICE), 1)
-    assert reply.startswith("echo: [The person asked you to use the skill 'rotate_logs'")
+    assert reply.startswith("echo: [The person asked you to use the skill 'rotate-logs'")
     user = openai.requests[-1].body["messages"][-1]["content"]
     assert "send SIGHUP" in user and user.rstrip().endswith("on web1")
     assert "send SIGHUP" not in openai.requests[-1].body["messages"][0]["content"]

@@ -172,6 +172,7 @@ class Sent:
     ephemeral: bool = False
     allowed_mentions: Mapping[str, Any] | None = None
     components: tuple[Mapping[str, Any], ...] = ()
+    files: tuple[tuple[str, bytes], ...] = ()  # attachments uploaded with it: (name, data)
 
     @property
     def buttons(self) -> list[tuple[str, str]]:

@@ -32,6 +32,7 @@ from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from aiohttp import web
+from aiohttp.web_request import FileField
 
 from tests.fakes.discord_gateway import DiscordGateway
 from tests.fakes.discord_models import (
@@ -61,6 +62,33 @@ class Injected:
     path: str | None  # a regex searched in the path
     body: Any
     times: int
+
+
+def _files(body: Any) -> tuple[tuple[str, bytes], ...]:
+    return tuple(body.get("__files__") or ()) if isinstance(body, dict) else ()
+
+
+async def _read_body(request: web.Request) -> Any:
+    """A JSON body, or a multipart one as discord.py sends files: the JSON part
+    ``payload_json`` plus ``files[n]`` parts, kept as ``body["__files__"]`` = [(name, data)]."""
+    if request.content_type.startswith("multipart/"):
+        form = await request.post()
+        try:
+            body = json.loads(str(form.get("payload_json", "{}")))
+        except ValueError:
+            return None
+        if isinstance(body, dict):
+            body["__files__"] = [
+                (part.filename, part.file.read())
+                for part in form.values()
+                if isinstance(part, FileField)
+            ]
+        return body
+    raw = await request.read()
+    try:
+        return json.loads(raw) if raw else None
+    except ValueError:
+        return None
 
 
 def _json(status: int, body: Any, headers: Mapping[str, str] | None = None) -> web.Response:
@@ -151,11 +179,7 @@ class DiscordRest(DiscordGateway):
     async def _rest(self, request: web.Request) -> web.StreamResponse:
         arrived = time.monotonic()
         path = "/" + request.match_info["tail"]
-        raw = await request.read()
-        try:
-            body = json.loads(raw) if raw else None
-        except ValueError:
-            body = None
+        body = await _read_body(request)
         response = await self._answer(request, path, body)
         self.calls.append(
             RestCall(request.method, path, dict(request.query), body, response.status, arrived)
@@ -236,7 +260,10 @@ class DiscordRest(DiscordGateway):
             errors = component_errors(components)
             if errors is not None:
                 return _error(400, 50035, "Invalid Form Body", errors)
-        if not content and not (isinstance(body, dict) and (body.get("embeds") or components)):
+        extras = isinstance(body, dict) and (
+            body.get("embeds") or body.get("__files__") or components
+        )
+        if not content and not extras:
             return _error(400, 50006, "Cannot send an empty message")
         return None
 
@@ -255,9 +282,11 @@ class DiscordRest(DiscordGateway):
     ) -> dict[str, Any]:
         reference = body.get("message_reference") or {}
         reply_to = int(reference["message_id"]) if reference.get("message_id") else None
+        files = [{"filename": name, "size": len(data)} for name, data in _files(body)]
         message = self.message_payload(
-            channel_id, self.bot, body.get("content") or "", reply_to=reply_to, flags=flags
-        )
+            channel_id, self.bot, body.get("content") or "", reply_to=reply_to, flags=flags,
+            attachments=files,
+        )  # fmt: skip
         message["components"] = list(body.get("components") or [])
         return message
 
@@ -303,7 +332,7 @@ class DiscordRest(DiscordGateway):
         await self._record(Sent(
             "message", channel_id, payload["content"], int(payload["id"]), time.monotonic(),
             reference=int(reply) if reply else None, allowed_mentions=body.get("allowed_mentions"),
-            components=tuple(payload["components"]),
+            components=tuple(payload["components"]), files=_files(body),
         ))  # fmt: skip
         if self.echo_own_messages:
             await self.dispatch("MESSAGE_CREATE", payload)
@@ -457,6 +486,7 @@ class DiscordRest(DiscordGateway):
             "followup", interaction.channel_id, message["content"], int(message["id"]),
             time.monotonic(), interaction_id=interaction.id, ephemeral=bool(flags & EPHEMERAL),
             allowed_mentions=body.get("allowed_mentions"), components=tuple(message["components"]),
+            files=_files(body),
         ))  # fmt: skip
         if request.query.get("wait") in ("true", "1", "True"):
             return _json(200, message)

@@ -20,10 +20,12 @@ import itertools
 import json
 import re
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from aiohttp import web
+from aiohttp.web_request import FileField
 
 from tests.fakes.telegram_html import HtmlError, parse_html, trim, utf16_len
 
@@ -100,6 +102,8 @@ class SentMessage:
     reply_markup: dict[str, Any] | None
     params: dict[str, Any]
     time: float
+    document: tuple[str, bytes] | None = None
+    """``sendDocument``: (file name, content); ``text`` is then the caption."""
 
     @property
     def html(self) -> str | None:
@@ -282,6 +286,49 @@ class BotAPIMethods:
     async def _send_message(self, p: dict[str, Any]) -> Any:
         chat_id = self._check_chat(p)
         visible, entities = self._parse_text(p)
+        return self._store_sent(
+            p, chat_id, {"text": visible}, visible=visible, source=p["text"], entities=entities
+        )
+
+    async def _send_document(self, p: dict[str, Any]) -> Any:
+        """An uploaded file (multipart ``document``) with an optional plain caption."""
+        chat_id = self._check_chat(p)
+        upload = p.get("document")
+        if not isinstance(upload, FileField):
+            raise bad("there is no document in the request")
+        data = upload.file.read()
+        if not data:
+            raise bad("file must be non-empty")
+        caption = str(p.get("caption") or "")
+        if utf16_len(caption) > 1024:
+            raise bad("message caption is too long")
+        name = upload.filename or "document"
+        fields: dict[str, Any] = {
+            "document": {
+                "file_id": f"doc{len(self.sent)}",
+                "file_unique_id": f"u{len(self.sent)}",
+                "file_name": name,
+                "mime_type": upload.content_type,
+                "file_size": len(data),
+            }
+        }
+        if caption:
+            fields["caption"] = caption
+        return self._store_sent(
+            p, chat_id, fields, visible=caption, source=caption, document=(name, data)
+        )
+
+    def _store_sent(
+        self,
+        p: dict[str, Any],
+        chat_id: int,
+        fields: dict[str, Any],
+        *,
+        visible: str,
+        source: str,
+        entities: Sequence[dict[str, Any]] = (),
+        document: tuple[str, bytes] | None = None,
+    ) -> Any:
         markup = _check_markup(p.get("reply_markup"))
         reply = p.get("reply_parameters") or {}
         reply_id = reply.get("message_id", p.get("reply_to_message_id"))
@@ -299,14 +346,14 @@ class BotAPIMethods:
             "from": self.bot_user,
             "chat": chat,
             "date": int(time.time()),
-            "text": visible,
+            **fields,
         }
         thread_id = p.get("message_thread_id")
         if thread_id is not None:
             message["message_thread_id"] = thread_id
             message["is_topic_message"] = True
         if entities:
-            message["entities"] = entities
+            message["entities"] = list(entities)
         if replied is not None:
             message["reply_to_message"] = {
                 k: v for k, v in replied.items() if k != "reply_to_message"
@@ -319,7 +366,7 @@ class BotAPIMethods:
                 message_id=message_id,
                 chat_id=chat_id,
                 text=visible,
-                source=p["text"],
+                source=source,
                 parse_mode=p.get("parse_mode"),
                 entities=tuple(entities),
                 thread_id=thread_id,
@@ -327,6 +374,7 @@ class BotAPIMethods:
                 reply_markup=markup,
                 params=p,
                 time=time.monotonic(),
+                document=document,
             )
         )
         return copy.deepcopy(message)
@@ -394,6 +442,10 @@ class BotAPIMethods:
                 raise bad("BOT_COMMAND_INVALID")
             if not 1 <= len(str(command.get("description", ""))) <= 256:
                 raise bad("BOT_COMMAND_DESCRIPTION_INVALID")
+        scope = p.get("scope") or {}
+        chat = chat_id_of(scope.get("chat_id")) if scope.get("type") == "chat" else None
+        if chat is not None and chat not in self.chats and chat in self._group_members:
+            raise bad("chat not found")  # a person who has not started the bot
         key = self._commands_key(p)
         if commands:
             self.commands[key] = [
@@ -466,6 +518,7 @@ METHODS: dict[str, tuple[str, Any]] = {
         "sendMessage": BotAPIMethods._send_message,
         "editMessageText": BotAPIMethods._edit_message_text,
         "sendChatAction": BotAPIMethods._send_chat_action,
+        "sendDocument": BotAPIMethods._send_document,
         "setMyCommands": BotAPIMethods._set_my_commands,
         "getMyCommands": BotAPIMethods._get_my_commands,
         "deleteMyCommands": BotAPIMethods._delete_my_commands,
@@ -502,7 +555,7 @@ async def read_params(request: web.Request) -> dict[str, Any]:
                     raw.update(body)
         else:
             form = await request.post()
-            raw.update({k: v for k, v in form.items() if isinstance(v, str)})
+            raw.update(form)  # strings, and uploaded files as aiohttp FileFields
     return {key: _coerce(key, value) for key, value in raw.items()}
 
 

@@ -55,6 +55,7 @@ class ChatAdapter:
     sent: list[Sent] = field(default_factory=list)
     typing_calls: list[str] = field(default_factory=list)
     commands: list[BotCommand] = field(default_factory=list)
+    menu_admins: list[str] = field(default_factory=list)
     failures: dict[str, list[PlatformError]] = field(default_factory=dict)
     shown: dict[str, Shown] = field(default_factory=dict)
     edits: list[Edited] = field(default_factory=list)
@@ -105,8 +106,11 @@ class ChatAdapter:
     async def typing(self, chat_id: str, thread_id: str | None = None) -> None:
         self.typing_calls.append(chat_id)
 
-    async def set_commands(self, commands: Sequence[BotCommand]) -> None:
+    async def set_commands(
+        self, commands: Sequence[BotCommand], *, admins: Sequence[str] = ()
+    ) -> None:
         self.commands = list(commands)
+        self.menu_admins = list(admins)
 
     async def private_chat(self, user_id: str) -> str:
         return user_id  # as on Telegram: a person's private chat has their id

@@ -66,15 +66,15 @@ def test_apply_runs_one_tool_call_and_prints_its_json(
 
 
 def test_replace_and_remove_wrappers(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    run(home, "memory", "add", "--person", "p1", "lives in Lyon", capsys=capsys)
+    run(home, "memory", "add", "--person", "telegram-1", "lives in Lyon", capsys=capsys)
     code, out, _ = run(
-        home, "memory", "replace", "--person", "p1", "Lyon", "lives in Paris", capsys=capsys
+        home, "memory", "replace", "--person", "telegram-1", "Lyon", "lives in Paris", capsys=capsys
     )
     assert code == 0 and "Entry replaced" in out
-    code, _, err = run(home, "memory", "remove", "--person", "p1", "Rome", capsys=capsys)
+    code, _, err = run(home, "memory", "remove", "--person", "telegram-1", "Rome", capsys=capsys)
     assert code == 1 and "No entry matches 'Rome'" in err and "lives in Paris" in err
-    code, out, _ = run(home, "memory", "remove", "--person", "p1", "Paris", capsys=capsys)
-    assert code == 0 and (home / "memories/p1/MEMORY.md").read_text(encoding="utf-8") == ""
+    code, out, _ = run(home, "memory", "remove", "--person", "telegram-1", "Paris", capsys=capsys)
+    assert code == 0 and (home / "memories/telegram-1/MEMORY.md").read_text(encoding="utf-8") == ""
 
 
 def test_scan_reports_blocked_entries_and_drift(
@@ -98,10 +98,10 @@ def test_scan_reports_blocked_entries_and_drift(
 
 
 def test_repair_then_scan_is_clean(home: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = home / "memories" / "p2"
+    folder = home / "memories" / "telegram-2"
     folder.mkdir(parents=True)
     (folder / "MEMORY.md").write_text("one\n\n§\ntwo\n", encoding="utf-8")
-    code, out, _ = run(home, "memory", "repair", "--person", "p2", capsys=capsys)
+    code, out, _ = run(home, "memory", "repair", "--person", "telegram-2", capsys=capsys)
     assert code == 0 and "canonical form" in out
     assert (folder / "MEMORY.md").read_text(encoding="utf-8") == "one\n§\ntwo"
     assert run(home, "memory", "scan", capsys=capsys)[0] == 0
@@ -124,25 +124,28 @@ def test_write_approval_cycle(home: Path, capsys: pytest.CaptureFixture[str]) ->
         "memory",
         "apply",
         "--person",
-        "p4",
+        "telegram-4",
         '{"action": "add", "target": "user", "content": "likes jazz"}',
         capsys=capsys,
     )
     staged = json.loads(out)
     assert code == 0 and staged["staged"] is True
     code, out, _ = run(home, "memory", "pending", capsys=capsys)
-    assert f"{staged['pending_id']}  p4 · USER.md" in out and "add: likes jazz" in out
+    assert f"{staged['pending_id']}  telegram-4 · USER.md" in out and "add: likes jazz" in out
     code, out, _ = run(
-        home, "memory", "approve", "--person", "p4", staged["pending_id"], capsys=capsys
+        home, "memory", "approve", "--person", "telegram-4", staged["pending_id"], capsys=capsys
     )
     assert code == 0 and "Approved" in out
-    assert (home / "memories/p4/USER.md").read_text(encoding="utf-8") == "likes jazz"
+    assert (home / "memories/telegram-4/USER.md").read_text(encoding="utf-8") == "likes jazz"
     # the operator's own wrappers apply directly
-    code, out, _ = run(home, "memory", "add", "--person", "p4", "direct note", capsys=capsys)
-    assert (
-        code == 0 and (home / "memories/p4/MEMORY.md").read_text(encoding="utf-8") == "direct note"
+    code, out, _ = run(
+        home, "memory", "add", "--person", "telegram-4", "direct note", capsys=capsys
     )
-    code, _, err = run(home, "memory", "reject", "--person", "p4", "nope", capsys=capsys)
+    assert (
+        code == 0
+        and (home / "memories/telegram-4/MEMORY.md").read_text(encoding="utf-8") == "direct note"
+    )
+    code, _, err = run(home, "memory", "reject", "--person", "telegram-4", "nope", capsys=capsys)
     assert code == 1 and "No pending memory write" in err
 
 
@@ -156,9 +159,10 @@ def test_shared_scope_needs_no_person(home: Path, capsys: pytest.CaptureFixture[
     ("argv", "message"),
     [
         (["memory", "add", "x"], "--person is required"),
-        (["memory", "add", "--person", "../etc", "x"], "invalid person id"),
-        (["memory", "apply", "--person", "p", "{not json"], "not valid JSON"),
-        (["memory", "apply", "--person", "p", "[1]"], "must be a JSON object"),
+        (["memory", "add", "--person", "../etc", "x"], "unknown person '../etc'"),
+        (["memory", "show", "--person", "5001"], "write PLATFORM:ID or PLATFORM-ID"),
+        (["memory", "apply", "--person", "telegram-7", "{not json"], "not valid JSON"),
+        (["memory", "apply", "--person", "telegram-7", "[1]"], "must be a JSON object"),
         (["memory", "show", "--target", "soul"], "invalid choice"),
     ],
 )

@@ -153,10 +153,13 @@ def test_a_person_never_sees_another_persons_session(
     assert listed("telegram-1") == {loaded["chat-1"], loaded["group-9"]}
     assert listed("telegram-3") == {loaded["group-9"]}
     assert listed("discord-2") == {loaded["guild-7"]}
-    assert listed("nobody") == set()
-    assert run(home, "sessions", "list", "--person", "nobody", capsys=capsys)[1] == (
-        "No sessions with nobody.\n"
+    assert listed("telegram-404") == set()
+    assert run(home, "sessions", "list", "--person", "telegram-404", capsys=capsys)[1] == (
+        "No sessions with telegram-404.\n"
     )
+    assert listed("telegram:1") == listed("telegram-1")  # how config spells people
+    code, out, err = run(home, "sessions", "list", "--person", "5001", capsys=capsys)
+    assert (code, out) == (2, "") and "unknown person '5001'" in err and "telegram:5001" in err
 
     # show: a guessed (real) id of someone else's session reads exactly like a missing one
     code, out, err = run(
@@ -402,7 +405,7 @@ def test_unindexed_message_is_invisible_to_search_until_repaired(
     assert len(run_json(home, "sessions", "search", "quokka", capsys=capsys)["results"]) == 1
 
 
-def test_show_lists_tool_calls_by_name_and_defuses_terminal_escapes(
+def test_show_lists_tool_calls_with_their_arguments_and_defuses_terminal_escapes(
     home: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     async def seed() -> None:
@@ -417,7 +420,15 @@ def test_show_lists_tool_calls_by_name_and_defuses_terminal_escapes(
                     NewMessage(
                         "assistant",
                         "",
-                        tool_calls=[{"id": "c1", "function": {"name": "weather"}}],
+                        tool_calls=[
+                            {
+                                "id": "c1",
+                                "function": {
+                                    "name": "weather",
+                                    "arguments": '{"city":  "Oslo",\n "note": "\\u001b[2J"}',
+                                },
+                            }
+                        ],
                         created_at=1e9 + 1,
                     ),
                     NewMessage("tool", '{"temp": 12}', tool_call_id="c1", tool_name="weather"),
@@ -428,7 +439,8 @@ def test_show_lists_tool_calls_by_name_and_defuses_terminal_escapes(
     asyncio.run(seed())
     code, out, _ = run(home, "sessions", "show", "s1", capsys=capsys)
     assert code == 0
-    assert "    → tool calls: weather\n" in out and " · tool · tool weather\n" in out
+    assert '    → weather({"city": "Oslo", "note": "\\u001b[2J"})\n' in out
+    assert " · tool · tool weather\n" in out
     assert "Weather?<U+001B>[2J" in out and "\x1b" not in out
     shown = run_json(home, "sessions", "show", "s1", "--person", "telegram-5", capsys=capsys)
     assert [m["role"] for m in shown["messages"]] == ["user", "assistant", "tool", "assistant"]
@@ -500,10 +512,10 @@ def test_progress_goes_to_stderr_only_on_a_terminal(
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["sessions", "list", "--person", "Telegram-1"], "invalid person id"),
-        (["sessions", "show", "s1", "--person", "../x"], "invalid person id"),
-        (["sessions", "search", "x", "--person", ""], "invalid person id"),
-        (["sessions", "export", "--person", "a b"], "invalid person id"),
+        (["sessions", "list", "--person", "12345"], "unknown person '12345'"),
+        (["sessions", "show", "s1", "--person", "../x"], "unknown person '../x'"),
+        (["sessions", "search", "x", "--person", ""], "unknown person ''"),
+        (["sessions", "export", "--person", "a b"], "unknown person 'a b'"),
         (["sessions", "list", "--limit", "0"], "expected a positive integer"),
         (["sessions", "search", "   "], "QUERY is empty"),
         (["sessions", "import", "/nonexistent/x.jsonl"], "cannot read /nonexistent/x.jsonl"),

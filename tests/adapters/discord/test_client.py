@@ -14,13 +14,17 @@ from typing import Any
 import discord
 import pytest
 
-from adapters.base import Forbidden, NotFound, RateLimited, Unavailable
+from adapters.base import BotCommand, Forbidden, NotFound, RateLimited, Unavailable
 from adapters.discord import DiscordAdapter
 from adapters.messages import InboundMessage, OutboundMessage, Pressed
 from tests.fakes.discord_server import FakeDiscord, FakeUser
 
 TOKEN = "MTEx.fake-bot-token.never-real"
-COMMANDS = [("help", "What I can do"), ("memory", "What I remember"), ("admin", "Admins")]
+COMMANDS = [
+    BotCommand("help", "What I can do", args=False),
+    BotCommand("memory", "What I remember"),
+    BotCommand("admin", "Admins", admin=True),
+]
 
 
 @dataclass
@@ -125,7 +129,10 @@ async def test_slash_commands_register_defer_and_answer_privately(world: World) 
     await adapter.set_commands(COMMANDS)
     dc = world.dc
     assert [c["name"] for c in dc.commands] == ["help", "memory", "admin"]
+    assert not dc.commands[0].get("options")  # /help takes nothing: no option to fill in
     assert dc.commands[1]["options"][0]["name"] == "args"
+    permissions = [c.get("default_member_permissions") for c in dc.commands]
+    assert permissions[:2] == [None, None] and str(permissions[2]) == "8"  # Administrator
     assert dc.commands[1]["options"][0]["type"] == 3 and not dc.commands[1]["options"][0].get(
         "required"
     )

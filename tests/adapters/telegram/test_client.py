@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import itertools
 import json
 import logging
@@ -15,6 +16,7 @@ import pytest
 from adapters.base import (
     Adapter,
     BadRequest,
+    BotCommand,
     Forbidden,
     NotFound,
     RateLimited,
@@ -288,6 +290,22 @@ async def test_flood_control_is_rate_limited_with_what_was_sent(
     assert sum(s.text.count("bernoulli(") for s in api.sent) == 130
 
 
+async def test_past_max_chunks_the_whole_text_follows_as_a_file_counted_as_one_chunk(
+    adapter: TelegramAdapter, api: FakeBotAPI
+) -> None:
+    text = reply_with_fence() + "\n\n" + reply_with_fence()
+    message = OutboundMessage("telegram", str(USER), text, max_chunks=3, buttons=(("Ok", "/ok"),))
+    api.fail("sendDocument", 429, "Too Many Requests: retry after 5", retry_after=5)
+    with pytest.raises(RateLimited) as caught:
+        await adapter.send(message)
+    assert len(caught.value.sent) == 2 and len(api.sent) == 2  # two chunks, not the file
+    rest = await adapter.send(dataclasses.replace(message, skip_chunks=2))
+    assert len(rest) == 1 and len(api.sent) == 3  # the retry sent only the file
+    last = api.sent[-1]
+    assert last.document == ("reply.md", text.encode()) and last.buttons == [("Ok", "/ok")]
+    assert last.text == f"The whole answer ({len(text):,} characters) is in this file."
+
+
 async def test_blocked_user_is_forbidden(adapter: TelegramAdapter, api: FakeBotAPI) -> None:
     api.blocked(USER)
     with pytest.raises(Forbidden, match="blocked") as caught:
@@ -330,17 +348,34 @@ async def test_typing_and_commands_reach_the_server(
     await adapter.typing(str(GROUP), "877")
     [call] = await api.wait_calls("sendChatAction")
     assert call.params == {"chat_id": GROUP, "action": "typing", "message_thread_id": 877}
-    await adapter.set_commands([("memory", "What I remember about you"), ("new", "Start over")])
-    assert api.commands[('{"type": "default"}', "")] == [
+    menu = [
+        BotCommand("memory", "What I remember about you"),
+        BotCommand("new", "Start over", args=False),
+        BotCommand("admin", "Admins only", admin=True),
+    ]
+    api.push_text(USER, USER, "/start")  # the admin has a private chat with the bot
+    await adapter.set_commands(menu, admins=[str(USER)])
+    everyone = [
         {"command": "memory", "description": "What I remember about you"},
         {"command": "new", "description": "Start over"},
     ]
-    # names Telegram cannot take (a skill called deploy-app, say) stay out of the menu
-    await adapter.set_commands([("deploy-app", "x"), ("Upper", "y"), ("status", "z")])
-    assert api.commands[('{"type": "default"}', "")] == [{"command": "status", "description": "z"}]
+    assert api.commands[('{"type": "default"}', "")] == everyone
+    admin_scope = json.dumps({"chat_id": USER, "type": "chat"}, sort_keys=True)
+    assert api.commands[(admin_scope, "")] == [
+        *everyone,
+        {"command": "admin", "description": "Admins only"},
+    ]
+    # names Telegram cannot take are respelled (a skill called deploy-app is /deploy_app)
+    # or, when still unusable or taken, left out of the menu
+    await adapter.set_commands(
+        [BotCommand("deploy-app", "x"), BotCommand("deploy_app", "dup"), BotCommand("a" * 40, "y")]
+    )
+    assert api.commands[('{"type": "default"}', "")] == [
+        {"command": "deploy_app", "description": "x"}
+    ]
     api.fail("setMyCommands", 400, "Bad Request: BOT_COMMAND_INVALID")
     with pytest.raises(BadRequest):
-        await adapter.set_commands([("memory", "x")])
+        await adapter.set_commands([BotCommand("memory", "x")])
     api.blocked(USER)
     with pytest.raises(Forbidden):
         await adapter.typing(str(USER))
