@@ -25,15 +25,22 @@ never a library exception, so the gateway's delivery logic stays platform-neutra
 
 Adapters call ``sink`` from their own tasks; ``sink`` returns quickly (it authorizes,
 deduplicates and queues, it does not run the turn).
+
+One bad update never stops a platform: an update the library cannot parse, or that
+``normalize`` cannot map, is confirmed, skipped, logged and counted in ``skipped`` (see
+``adapters.skips``), which the gateway samples at scrape time; the next update is handled
+as if nothing happened. (A counter read through the protocol, not a callback into the
+gateway: adapters import nothing of the gateway's.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
 from adapters.messages import Button, InboundMessage, OutboundMessage
+from adapters.skips import SkipReason
 
 __all__ = [
     "Adapter",
@@ -100,6 +107,12 @@ class Adapter(Protocol):
     @property
     def connected(self) -> bool:
         """True while the client is connected and receiving updates."""
+        ...
+
+    @property
+    def skipped(self) -> Mapping[SkipReason, int]:
+        """Updates received and skipped since the adapter was made, by reason
+        (``unparsable`` | ``unnormalisable``); never reset."""
         ...
 
     async def start(self, sink: Sink) -> None:

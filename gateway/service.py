@@ -95,6 +95,8 @@ class Gateway:
         self.metrics = metrics or Metrics(platforms=adapters, process=False)  # tests' default
         self.auth = auth
         self.adapters = dict(adapters)
+        for name, adapter in self.adapters.items():  # read at scrape time
+            self.metrics.watch_skips(name, adapter)
         self.settings = settings or GatewaySettings()
         self.ledger = Ledger(agent.archive)
         self.outbox = Outbox(

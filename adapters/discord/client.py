@@ -25,7 +25,10 @@ Inbound. Every MESSAGE_CREATE goes through ``normalize`` to ``sink``. Slash comm
 option ``args``; admin commands carry ``default_member_permissions`` (Administrator).
 The interaction is deferred at once (Discord's 3-second rule; ephemeral in guilds, so command
 output is private to whoever asked), remembered, and handed to ``sink`` as
-``InboundMessage(is_command=True, text="/name args", message_id=<interaction id>)``.
+``InboundMessage(is_command=True, text="/name args", message_id=<interaction id>)``. An event
+discord.py cannot parse, or one ``normalize`` cannot map, is logged, counted in ``skipped``
+and dropped; the connection reads on (``intake`` says how, and why discord.py alone would
+have ended it).
 
 Outbound. ``send`` renders (2,000 characters, fences intact), skips ``skip_chunks``, and
 sends with ``AllowedMentions.none()`` (nothing in a reply can ping). A reply to a deferred
@@ -57,7 +60,7 @@ import io
 import logging
 import re
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -76,9 +79,12 @@ from adapters.base import (
 from adapters.chunking import REPLY_FILE, file_caption, fold
 from adapters.discord.components import Deferred, acknowledge, edit, make_view
 from adapters.discord.errors import NO_PINGS, TOKEN_GONE, snowflake, translate
+from adapters.discord.intake import Client as _Client
+from adapters.discord.intake import Tree, guard_parsers, normalised
 from adapters.discord.normalize import normalize, normalize_interaction, normalize_press
 from adapters.discord.render import render
 from adapters.messages import Button, InboundMessage, OutboundMessage
+from adapters.skips import SkipReason, Skips
 
 __all__ = ["DiscordAdapter"]
 
@@ -103,36 +109,6 @@ def _content(chunk: str | _WholeText) -> dict[str, Any]:
         return {"content": chunk}
     data = io.BytesIO(chunk.text.encode("utf-8"))
     return {"content": file_caption(chunk.text), "file": discord.File(data, REPLY_FILE)}
-
-
-class _Client(discord.Client):
-    def __init__(self, adapter: DiscordAdapter, **options: Any) -> None:
-        super().__init__(**options)
-        self.adapter = adapter
-
-    async def on_message(self, message: discord.Message) -> None:
-        await self.adapter._on_message(message)
-
-    async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
-        if interaction.type is discord.InteractionType.component:  # commands: the tree's
-            await self.adapter._on_press(interaction)
-
-
-class _Tree(app_commands.CommandTree[_Client]):
-    async def on_error(
-        self, interaction: discord.Interaction[_Client], error: app_commands.AppCommandError
-    ) -> None:
-        """A command Discord still lists but we no longer hold (a restart before
-        ``set_commands``) is answered like a known one; other errors are logged."""
-        data: Any = interaction.data or {}
-        if isinstance(error, app_commands.CommandNotFound) and "name" in data:
-            options = {o.get("name"): o.get("value") for o in data.get("options", [])}
-            args = options.get("args")
-            await self.client.adapter._on_command(
-                interaction, str(data["name"]), args if isinstance(args, str) else None
-            )
-            return
-        await super().on_error(interaction, error)
 
 
 class DiscordAdapter:
@@ -164,7 +140,8 @@ class DiscordAdapter:
         self._interaction_ttl = interaction_ttl
         self._shutdown_timeout = shutdown_timeout
         self._client: _Client | None = None
-        self._tree: _Tree | None = None
+        self._tree: Tree | None = None
+        self._skips = Skips(self.platform, log)
         self._task: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
         self._sink: Sink | None = None
@@ -185,6 +162,10 @@ class DiscordAdapter:
             return False
         return client.ws is not None and client.ws.open
 
+    @property
+    def skipped(self) -> Mapping[SkipReason, int]:
+        return self._skips.counts
+
     async def start(self, sink: Sink) -> None:
         if self._client is not None:
             raise RuntimeError("DiscordAdapter is already started")
@@ -193,13 +174,16 @@ class DiscordAdapter:
         intents.message_content = True  # privileged: enable it in the developer portal
         intents.dm_messages = intents.guild_messages = True
         client = _Client(
-            self,
+            self._on_message,
+            self._on_press,
             intents=intents,
             guild_ready_timeout=self._guild_ready_timeout,
             chunk_guilds_at_startup=False,
             max_ratelimit_timeout=self._max_ratelimit_timeout,
         )
-        self._client, self._tree, self._sink = client, _Tree(client), sink
+        guard_parsers(client, self._skips)
+        tree = Tree(client, skips=self._skips, on_unknown=self._on_command)
+        self._client, self._tree, self._sink = client, tree, sink
         self._failure = None
         try:
             async with asyncio.timeout(self._ready_timeout):
@@ -318,13 +302,23 @@ class DiscordAdapter:
         client = self._client
         if client is None or client.user is None:
             return
-        inbound = normalize(message, bot_id=client.user.id, command_names=self._command_names)
+        bot_id, names = client.user.id, self._command_names
+        inbound = normalised(
+            self._skips, "MESSAGE_CREATE", message.id,
+            lambda: normalize(message, bot_id=bot_id, command_names=names),
+        )  # fmt: skip
         if inbound is not None:
             await self._deliver(inbound)
 
     async def _on_command(
         self, interaction: discord.Interaction[Any], name: str, args: str | None
     ) -> None:
+        inbound = normalised(  # first: what we cannot answer is not deferred
+            self._skips, "INTERACTION_CREATE", interaction.id,
+            lambda: normalize_interaction(interaction, name=name, args=args),
+        )  # fmt: skip
+        if inbound is None:
+            return
         ephemeral = interaction.guild_id is not None
         deferred = False
         try:
@@ -336,9 +330,7 @@ class DiscordAdapter:
         # remembered even when the defer failed: the answer then takes the fallback route,
         # which keeps guild command output out of the public channel
         self._remember(Deferred(interaction, time.monotonic(), ephemeral, deferred))
-        inbound = normalize_interaction(interaction, name=name, args=args)
-        if inbound is not None:
-            await self._deliver(inbound)
+        await self._deliver(inbound)
 
     async def _on_press(self, interaction: discord.Interaction[Any]) -> None:
         """A button press: acknowledged at once, remembered (answers go as followups, the
@@ -346,12 +338,17 @@ class DiscordAdapter:
         client = self._client
         if client is None or client.user is None:
             return
+        bot_id = client.user.id
+        inbound = normalised(  # first: what we cannot answer is not acknowledged
+            self._skips, "INTERACTION_CREATE", interaction.id,
+            lambda: normalize_press(interaction, bot_id=bot_id),
+        )  # fmt: skip
+        if inbound is None:
+            return
         deferred = await acknowledge(interaction, self._request_timeout)
         ephemeral = interaction.guild_id is not None
         self._remember(Deferred(interaction, time.monotonic(), ephemeral, deferred, True))
-        inbound = normalize_press(interaction, bot_id=client.user.id)
-        if inbound is not None:
-            await self._deliver(inbound)
+        await self._deliver(inbound)
 
     def _remember(self, pending: Deferred) -> None:
         now = time.monotonic()

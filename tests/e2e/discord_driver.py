@@ -162,3 +162,21 @@ class DiscordDriver:
 
     def typing_shown(self, chat: str) -> int:
         return sum(1 for channel, _ in self.dc.typing if channel == int(chat))
+
+    async def malformed(self, user: int) -> dict[str, int]:
+        """Dispatch, in ``user``'s DM, events the adapter must skip; how many of each reason
+        (``adapters.skips``) they should count."""
+        author, channel = self.users[user], self.dms[user]
+        breaks = (
+            lambda p: p.update(author="alice"),  # discord.py's parser raises on these two
+            lambda p: p.pop("channel_id"),
+            lambda p: p.update(content=5),  # normalize cannot map this one
+        )
+        for broken in breaks:
+            payload = self.dc.message_payload(channel, author, "a broken message")
+            broken(payload)
+            await self.dc.dispatch("MESSAGE_CREATE", payload)
+        command = self.dc.interaction_payload("help", None, author, channel).payload
+        del command["data"]["name"]  # the command tree cannot read it
+        await self.dc.dispatch("INTERACTION_CREATE", command)
+        return {"unparsable": 3, "unnormalisable": 1}

@@ -115,6 +115,8 @@ class Driver(Protocol):
     def presses_acknowledged(self) -> int:
         """How many presses the bot acknowledged (the spinner stopped in time)."""
 
+    async def malformed(self, user: int) -> dict[str, int]: ...
+
 
 @dataclass
 class Stack:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from tests.e2e.stack import ADMIN, ALICE, BOB
@@ -151,3 +152,27 @@ class TelegramDriver:
             for s in self.api.sent
             if s.chat_id == int(chat)
         ]
+
+    async def malformed(self, user: int) -> dict[str, int]:
+        """Push into ``user``'s private chat updates the adapter must skip; how many of
+        each reason (``adapters.skips``) they should count."""
+
+        def message(**changes: Any) -> dict[str, Any]:
+            fields: dict[str, Any] = {
+                "message_id": 90_000 + len(self.api.pending_updates),
+                "from": self.api.user(user),
+                "chat": {"id": user, "type": "private", "first_name": f"User{user}"},
+                "date": int(time.time()),
+                "text": "a broken update",
+            }
+            fields.update(changes)
+            return {key: value for key, value in fields.items() if value is not None}
+
+        for broken in (
+            message(date="yesterday"),  # PTB cannot read these two
+            message(chat="private"),
+            message(chat=None),  # normalize cannot map these two
+            message(chat={"id": user, "type": "martian"}),
+        ):
+            self.api.push_raw({"message": broken})
+        return {"unparsable": 2, "unnormalisable": 2}

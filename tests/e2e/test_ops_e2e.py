@@ -114,3 +114,20 @@ async def test_a_model_outage_is_told_counted_and_loses_nothing(
     assert values[("mnemo_model_errors_total", (("kind", "unavailable"),))] == 1
     # the message the model never saw is in the archive and in the next turn's history
     assert "the meeting moved to 3pm" in str(openai.requests[-1].body["messages"])
+
+
+async def test_malformed_updates_are_skipped_counted_and_the_next_is_answered(
+    home: Path, driver: Driver, openai: FakeOpenAI
+) -> None:
+    platform, chat = driver.platform, driver.dm_chat(ALICE)
+    async with running(home, driver, openai) as stack, ops_for(stack.gateway) as base:
+        expected = await driver.malformed(ALICE)
+        await driver.dm(ALICE, "still there?")
+        assert await driver.replies(chat, 1) == ["echo: still there?"]
+        assert await get(f"{base}/healthz") == (200, "ok\n")  # the platform never stopped
+        _status, text = await get(f"{base}/metrics")
+    values = samples(text)
+    for reason in ("unparsable", "unnormalisable"):
+        labels = (("platform", platform), ("reason", reason))
+        assert values[("mnemo_updates_skipped_total", labels)] == expected[reason]
+    assert driver.all_replies(chat) == ["echo: still there?"]  # the broken ones got nothing

@@ -45,15 +45,18 @@ and :meth:`~FakeDiscord.forbid` (before the client connects: GUILD_CREATE is sen
 IDENTIFY). Drive with :meth:`~FakeDiscord.push_message` (MESSAGE_CREATE; ``<@id>`` in the
 content become mentions, ``reply_to`` fills ``message_reference`` and
 ``referenced_message``), :meth:`~FakeDiscord.push_interaction` (INTERACTION_CREATE type 2),
+:meth:`~FakeDiscord.dispatch` (any event with any payload, malformed ones included: build a
+real one with :meth:`~FakeDiscord.message_payload` or
+:meth:`~FakeDiscord.interaction_payload`, break it, dispatch it),
 :meth:`~FakeDiscord.press` (INTERACTION_CREATE type 3: someone presses a button of a
 message the bot sent with ``components``; see ``discord_rest`` for how the bot may answer),
-:meth:`~FakeDiscord.redeliver`, :meth:`~FakeDiscord.flood`,
-:meth:`~FakeDiscord.fail_next`, :meth:`~FakeDiscord.hang_next` and
-:meth:`~FakeDiscord.drop_connection`. Inspect :attr:`~FakeDiscord.sent` (what the bot made
-visible, with ``time.monotonic()`` stamps), :attr:`~FakeDiscord.callbacks`,
-:attr:`~FakeDiscord.calls` (every REST request), :attr:`~FakeDiscord.commands`,
-:attr:`~FakeDiscord.identify`, :attr:`~FakeDiscord.resumes`, :attr:`~FakeDiscord.typing`;
-wait with :meth:`~FakeDiscord.wait_sent` / :meth:`~FakeDiscord.wait_for` (always bounded).
+:meth:`~FakeDiscord.redeliver`, :meth:`~FakeDiscord.flood`, :meth:`~FakeDiscord.fail_next`,
+:meth:`~FakeDiscord.hang_next` and :meth:`~FakeDiscord.drop_connection`. Inspect
+:attr:`~FakeDiscord.sent` (what the bot made visible, with ``time.monotonic()`` stamps),
+:attr:`~FakeDiscord.callbacks`, :attr:`~FakeDiscord.calls` (every REST request),
+:attr:`~FakeDiscord.commands`, :attr:`~FakeDiscord.identify`, :attr:`~FakeDiscord.resumes`,
+:attr:`~FakeDiscord.typing`; wait with :meth:`~FakeDiscord.wait_sent` /
+:meth:`~FakeDiscord.wait_for` (always bounded).
 The bot's own messages are echoed as MESSAGE_CREATE, as Discord does.
 
 Bounded: leaving the ``async with`` wakes hung requests, closes every WebSocket and the
@@ -347,6 +350,20 @@ class FakeDiscord(DiscordRest, LoopbackServer):
         guild_id: int | None = None,
     ) -> FakeInteraction:
         """Dispatch INTERACTION_CREATE for slash command ``name`` with string ``options``."""
+        interaction = self.interaction_payload(name, options, user, channel_id, guild_id)
+        await self.dispatch("INTERACTION_CREATE", interaction.payload)
+        return interaction
+
+    def interaction_payload(
+        self,
+        name: str,
+        options: Mapping[str, str] | None,
+        user: FakeUser,
+        channel_id: int,
+        guild_id: int | None = None,
+    ) -> FakeInteraction:
+        """An INTERACTION_CREATE for slash command ``name`` as Discord sends it (its token
+        answers), remembered in :attr:`interactions` but not dispatched."""
         channel = self.channels[channel_id]
         guild_id = guild_id or channel.guild_id
         interaction_id = self._snowflake()
@@ -364,7 +381,6 @@ class FakeDiscord(DiscordRest, LoopbackServer):
             interaction_id, token, name, channel_id, guild_id, user, time.monotonic(), payload
         )
         self.interactions[interaction_id] = interaction
-        await self.dispatch("INTERACTION_CREATE", payload)
         return interaction
 
     async def press(self, message_id: int, custom_id: str, user: FakeUser) -> FakeInteraction:

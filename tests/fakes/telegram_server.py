@@ -63,8 +63,13 @@ group, supergroup or forum topic, with ``bot_command``/``mention`` entities dete
 Telegram does, replies to user or bot messages, and the topic-root ``reply_to_message``
 Telegram adds to topic messages), :meth:`push_callback` a ``callback_query`` on a bot
 message (only on a button it shows, carrying the message as it is after any edit),
-:meth:`push_raw` any update dict; :meth:`redeliver` queues an update again under the same
-``update_id``, as after a restart that never confirmed it.
+:meth:`push_raw` any update dict, malformed ones included (``"date": "yesterday"``,
+a ``chat`` that is not an object: served exactly as given); :meth:`redeliver` queues an
+update again under the same ``update_id``, as after a restart that never confirmed it.
+``push_raw(..., served_update_id=OMIT | value)`` serves an update without its
+``update_id``, or with another value (``"ten"``): a schema Telegram never breaks, but a
+broken server or proxy might. The queue still orders and confirms it by the id it was given,
+as Telegram's own queue would; :attr:`pending_updates` shows that id.
 
 Inspecting: :attr:`sent` (every accepted sendMessage as :class:`SentMessage`), :attr:`edits`,
 :attr:`calls` (every request as :class:`Call`: method, params, status, monotonic time),
@@ -93,6 +98,7 @@ from tests.fakes.loopback import LoopbackServer, serve
 from tests.fakes.telegram_html import utf16_len
 from tests.fakes.telegram_methods import (
     METHODS,
+    OMIT,
     ApiError,
     BotAPIMethods,
     Call,
@@ -103,7 +109,7 @@ from tests.fakes.telegram_methods import (
     read_params,
 )
 
-__all__ = ["DEFAULT_TOKEN", "Call", "FakeBotAPI", "SentMessage"]
+__all__ = ["DEFAULT_TOKEN", "OMIT", "Call", "FakeBotAPI", "SentMessage"]
 
 DEFAULT_TOKEN = "123456789:AAFakeTokenForTestsOnly_abcdefghijkl"
 
@@ -168,6 +174,7 @@ class FakeBotAPI(BotAPIMethods, LoopbackServer):
         self._messages: dict[tuple[int, int], dict[str, Any]] = {}
         self._message_ids: dict[int, itertools.count[int]] = {}
         self._pending: list[dict[str, Any]] = []
+        self._served: dict[int, Any] = {}  # update_id -> what getUpdates sends instead
         self._update_ids = itertools.count(700_000_001)
         self._callback_ids = itertools.count(1)
         self._open_callbacks: set[str] = set()
@@ -340,11 +347,17 @@ class FakeBotAPI(BotAPIMethods, LoopbackServer):
 
     # -- pushing updates ---------------------------------------------------------------
 
-    def push_raw(self, update: Mapping[str, Any]) -> dict[str, Any]:
-        """Queue an update dict as it is (an ``update_id`` is assigned if missing)."""
+    def push_raw(
+        self, update: Mapping[str, Any], *, served_update_id: Any = None
+    ) -> dict[str, Any]:
+        """Queue an update dict as it is (an ``update_id`` is assigned if missing; it orders
+        and confirms the update). ``served_update_id``: what getUpdates sends in its place
+        (``OMIT``: no ``update_id`` at all); None sends the real one."""
         stored = copy.deepcopy(dict(update))
         if "update_id" not in stored:
             stored["update_id"] = next(self._update_ids)
+        if served_update_id is not None:
+            self._served[int(stored["update_id"])] = served_update_id
         self._enqueue(stored)
         return copy.deepcopy(stored)
 

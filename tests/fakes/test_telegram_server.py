@@ -28,7 +28,7 @@ from telegram.error import (
 from telegram.request import HTTPXRequest
 
 from tests.fakes.telegram_html import HtmlError, parse_html, trim
-from tests.fakes.telegram_server import DEFAULT_TOKEN, FakeBotAPI
+from tests.fakes.telegram_server import DEFAULT_TOKEN, OMIT, FakeBotAPI
 
 USER = 4242
 
@@ -129,6 +129,21 @@ async def test_allowed_updates_filter_and_are_remembered(bot: Bot, api: FakeBotA
     assert [u.update_id for u in await bot.get_updates()] == [callback["update_id"]]
     both = await bot.get_updates(allowed_updates=["message", "callback_query"])
     assert [u.update_id for u in both] == [message["update_id"], callback["update_id"]]
+
+
+async def test_malformed_updates_are_served_as_given(bot: Bot, api: FakeBotAPI) -> None:
+    good = api.push_text(USER, USER, "fine")
+    message = {**good["message"], "date": "yesterday"}
+    bad = api.push_raw({"message": message})
+    with pytest.raises(TypeError):  # PTB reads the batch as a whole: one bad update fails it
+        await bot.get_updates()
+    idless = api.push_raw({"message": good["message"]}, served_update_id=OMIT)
+    raw = await bot.do_api_request("getupdates")  # the lower-case name skips PTB's parsing
+    assert [u.get("update_id") for u in raw] == [good["update_id"], bad["update_id"], None]
+    assert raw[1]["message"]["date"] == "yesterday"
+    # the id-less update is still queued under its own id, and confirmed by offset
+    assert await bot.do_api_request("getupdates", {"offset": idless["update_id"] + 1}) == []
+    assert api.pending_updates == []
 
 
 async def test_redeliver_repeats_the_same_update_id(bot: Bot, api: FakeBotAPI) -> None:

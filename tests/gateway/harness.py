@@ -22,6 +22,7 @@ from datetime import UTC, datetime
 from adapters.base import BotCommand, PlatformError, Sink
 from adapters.chunking import split_message
 from adapters.messages import Button, ChatType, Identity, InboundMessage, OutboundMessage, Pressed
+from adapters.skips import SKIP_REASONS
 
 
 @dataclass(slots=True)
@@ -67,6 +68,11 @@ class ChatAdapter:
     @property
     def connected(self) -> bool:
         return self.sink is not None
+
+    @property
+    def skipped(self) -> dict[str, int]:
+        """Nothing reaches it over a wire, so nothing is ever skipped."""
+        return dict.fromkeys(SKIP_REASONS, 0)
 
     async def start(self, sink: Sink) -> None:
         self.sink = sink

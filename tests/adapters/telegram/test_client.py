@@ -25,7 +25,7 @@ from adapters.base import (
 from adapters.chunking import utf16_len
 from adapters.messages import InboundMessage, OutboundMessage, Pressed
 from adapters.telegram import TelegramAdapter
-from adapters.telegram.client import backoff_delay
+from adapters.telegram.polling import backoff_delay
 from tests.fakes.telegram_server import DEFAULT_TOKEN, FakeBotAPI
 
 USER = 205118349
