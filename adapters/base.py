@@ -5,6 +5,7 @@ then on only talks to it through this protocol::
 
     await adapter.start(sink)          # connect; every normalised update goes to `sink`
     ids = await adapter.send(outbound) # one OutboundMessage -> one or more platform messages
+    await adapter.edit(chat_id, message_id, text, buttons=...)  # change a message it sent
     await adapter.typing(chat_id, thread_id)
     await adapter.set_commands(menu, admins=["123"])
     chat_id = await adapter.private_chat(user_id)   # where an answer only they may read goes
@@ -38,7 +39,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from adapters.messages import InboundMessage, OutboundMessage
+from adapters.messages import Button, InboundMessage, OutboundMessage
 from adapters.skips import SkipReason
 
 __all__ = [
@@ -124,6 +125,21 @@ class Adapter(Protocol):
 
     async def send(self, message: OutboundMessage) -> list[str]:
         """Render, split and send; the platform ids of the messages sent."""
+        ...
+
+    async def edit(
+        self,
+        chat_id: str,
+        message_id: str,
+        text: str,
+        *,
+        thread_id: str | None = None,
+        buttons: tuple[Button, ...] = (),
+    ) -> None:
+        """Replace the text (plain, one message's worth) and the buttons of a message the
+        bot sent: ``buttons`` empty removes them all. An edit that changes nothing
+        succeeds. Errors as for ``send`` (``NotFound``: the message is gone or cannot be
+        edited any more)."""
         ...
 
     async def typing(self, chat_id: str, thread_id: str | None = None) -> None:

@@ -90,6 +90,9 @@ class TurnOutcome:
     review: asyncio.Task[ReviewOutcome] | None = None
     error_kind: ModelErrorKind | None = None  # what failed, for metrics (never a message)
     retries: int = 0
+    staged: tuple[str, ...] = ()
+    """Ids of the memory writes this turn staged for approval (``memory.write_approval``),
+    in order; also when the turn failed after staging them."""
 
 
 class Agent:
@@ -250,6 +253,7 @@ class Agent:
                 error=str(exc),
                 error_kind=exc.kind,
                 retries=max(0, exc.attempts - 1),
+                staged=tuple(conversation.memory_turn.staged),
             )
         await self.archive.append_exchange(
             conversation.id,
@@ -267,7 +271,13 @@ class Agent:
                 self._compress(conversation, compression),
                 f"compress:{conversation.id}",
             )
-        return TurnOutcome(result.reply, result.usage, review=task, retries=result.retries)
+        return TurnOutcome(
+            result.reply,
+            result.usage,
+            review=task,
+            retries=result.retries,
+            staged=tuple(conversation.memory_turn.staged),
+        )
 
     # -- compression ----------------------------------------------------------------------
 

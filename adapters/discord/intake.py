@@ -28,9 +28,10 @@ over the wire in ``tests/adapters/discord/test_client.py``):
   "Ignoring exception in on_message" and goes on: nothing counted it. The adapter catches it
   around ``normalize`` and counts it ``unnormalisable``.
 
-``Client`` hands MESSAGE_CREATE to the adapter; ``Tree`` also answers a command Discord
-still lists but we no longer hold (a restart before ``set_commands``) like a known one,
-through ``on_unknown``; ``normalised`` is the adapter's guard around ``normalize``.
+``Client`` hands MESSAGE_CREATE and button presses (component interactions) to the
+adapter; ``Tree`` also answers a command Discord still lists but we no longer hold (a
+restart before ``set_commands``) like a known one, through ``on_unknown``; ``normalised``
+is the adapter's guard around ``normalize``.
 """
 
 from __future__ import annotations
@@ -102,16 +103,25 @@ def normalised(skips: Skips, event: str, event_id: int, normalize: Callable[[], 
 
 
 class Client(discord.Client):
-    """``discord.Client`` whose messages go to ``on_message`` (the adapter's)."""
+    """``discord.Client`` whose messages go to ``on_message`` and whose button presses
+    (component interactions; commands are the tree's) go to ``on_press`` (the adapter's)."""
 
     def __init__(
-        self, on_message: Callable[[discord.Message], Awaitable[None]], **options: Any
+        self,
+        on_message: Callable[[discord.Message], Awaitable[None]],
+        on_press: Callable[[discord.Interaction[Any]], Awaitable[None]],
+        **options: Any,
     ) -> None:
         super().__init__(**options)
         self._on_message = on_message
+        self._on_press = on_press
 
     async def on_message(self, message: discord.Message) -> None:
         await self._on_message(message)
+
+    async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
+        if interaction.type is discord.InteractionType.component:
+            await self._on_press(interaction)
 
 
 class Tree(app_commands.CommandTree[Any]):

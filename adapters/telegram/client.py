@@ -31,7 +31,8 @@ Errors are translated into the ``adapters.base`` family (``RetryAfter`` -> ``Rat
 ``Forbidden``/bad token -> ``Forbidden``, "chat not found"/"message thread not found"/
 ``ChatMigrated`` -> ``NotFound``, other ``BadRequest`` -> ``BadRequest``, network trouble,
 timeouts and 5xx -> ``Unavailable``), always with the ids already sent. When Telegram
-cannot parse a chunk's HTML, that chunk is sent again as its plain Markdown source.
+cannot parse a chunk's HTML, that chunk is sent again as its plain Markdown source. ``edit``
+(editMessageText) takes an edit that changes nothing ("message is not modified") as done.
 
 Secrets: PTB puts the token in every request URL, which httpx logs at INFO
 (``HTTP Request: POST https://api.telegram.org/bot<token>/getMe ...``), in a DEBUG line of
@@ -60,8 +61,6 @@ from telegram import (
 )
 from telegram import (
     BotCommandScopeChat,
-    InlineKeyboardButton,
-    InlineKeyboardMarkup,
     InputFile,
     Message,
     ReplyParameters,
@@ -82,12 +81,12 @@ from adapters.base import (
     Unavailable,
 )
 from adapters.chunking import REPLY_FILE, file_caption, fold
-from adapters.messages import OutboundMessage
+from adapters.messages import Button, OutboundMessage
 from adapters.skips import SkipReason, Skips
 from adapters.telegram import updates
 from adapters.telegram.normalize import normalize
 from adapters.telegram.polling import Poller, retry_after
-from adapters.telegram.render import Chunk, render
+from adapters.telegram.render import Chunk, keyboard, render
 
 __all__ = ["TelegramAdapter", "menu_for"]
 
@@ -95,6 +94,7 @@ _LOGGER = logging.getLogger(__name__)
 _T = TypeVar("_T")
 _ALLOWED_UPDATES = ("message", "callback_query")
 _PARSE_FAILURES = ("can't parse entities", "message text is empty")
+_GONE = ("chat not found", "thread not found", "message to edit not found")
 _SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"  # noqa: S105 -- a header name
 
 
@@ -447,21 +447,13 @@ class TelegramAdapter:
         reply: ReplyParameters | None,
     ) -> Message:
         """The whole reply as ``reply.md`` (sendDocument), with the buttons, if any."""
-        markup = None
-        if message.buttons:
-            markup = InlineKeyboardMarkup(
-                [
-                    [InlineKeyboardButton(label, callback_data=data)]
-                    for label, data in message.buttons
-                ]
-            )
         return await bot.send_document(
             chat_id,
             InputFile(message.text.encode("utf-8"), filename=REPLY_FILE),
             caption=file_caption(message.text),
             message_thread_id=thread_id,
             reply_parameters=reply,
-            reply_markup=markup,
+            reply_markup=keyboard(message.buttons),
         )
 
     async def _send_chunk(
@@ -472,11 +464,7 @@ class TelegramAdapter:
         chunk: Chunk,
         reply: ReplyParameters | None,
     ) -> Message:
-        markup = None
-        if chunk.buttons:
-            markup = InlineKeyboardMarkup(
-                [[InlineKeyboardButton(label, callback_data=data)] for label, data in chunk.buttons]
-            )
+        markup = keyboard(chunk.buttons)
 
         def attempt(text: str, parse_mode: str | None) -> Coroutine[Any, Any, Message]:
             return bot.send_message(
@@ -498,6 +486,24 @@ class TelegramAdapter:
                 "telegram: HTML refused (%s); sending the chunk as plain text", exc.message
             )
             return await attempt(chunk.fallback, None)
+
+    async def edit(
+        self, chat_id: str, message_id: str, text: str, *,
+        thread_id: str | None = None, buttons: tuple[Button, ...] = (),
+    ) -> None:  # fmt: skip
+        """editMessageText, plain; without ``reply_markup`` Telegram drops the keyboard."""
+        if not message_id.isdigit():
+            raise BadRequest(f"telegram: a message id is a number, not {message_id!r}")
+        try:
+            await self._bot().edit_message_text(
+                text, chat_id=_chat_id(chat_id), message_id=int(message_id),
+                reply_markup=keyboard(buttons),
+            )  # fmt: skip
+        except tg.BadRequest as exc:
+            if "message is not modified" not in exc.message.lower():  # else: already so
+                raise self._translate(exc, (), "editMessageText") from None
+        except tg.TelegramError as exc:
+            raise self._translate(exc, (), "editMessageText") from None
 
     async def private_chat(self, user_id: str) -> str:
         """A person's private chat with a bot has their user id. Telegram lets the bot write
@@ -600,7 +606,7 @@ def _translate(exc: tg.TelegramError, sent: Sequence[str], action: str) -> Platf
         return Forbidden(text, sent=sent)
     if isinstance(exc, tg.BadRequest):  # before NetworkError: BadRequest subclasses it
         lowered = exc.message.lower()
-        if "chat not found" in lowered or "thread not found" in lowered:
+        if any(gone in lowered for gone in _GONE):
             return NotFound(text, sent=sent)
         return BadRequest(text, sent=sent)
     if isinstance(exc, tg.EndPointNotFound):

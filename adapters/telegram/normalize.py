@@ -29,9 +29,10 @@ What becomes a message, and how:
 - ``callback_query`` (a button press): ``is_callback``, ``text`` = its data, ``message_id`` =
   the query id (what ``answerCallbackQuery`` needs), ``reply_to_message_id`` = the bot
   message that carried the button, ``replies_to_bot`` = True (a press answers the bot, so it
-  counts as addressed to it in groups). Queries without data (games) or without a message
-  (inline mode) give None. Callback queries carry no date: ``received_at`` (default now, UTC)
-  stands in.
+  counts as addressed to it in groups), ``pressed`` = that message's text and the inline
+  buttons it carries now (``Pressed("")`` when Telegram sends it as inaccessible). Queries
+  without data (games) or without a message (inline mode) give None. Callback queries carry
+  no date: ``received_at`` (default now, UTC) stands in.
 - ``timestamp``: the message date, aware UTC; ``update_id`` as a string (dedup key).
 
 What it cannot map it raises on, so the adapter skips and counts the update instead of
@@ -47,7 +48,7 @@ from datetime import UTC, datetime
 
 from telegram import CallbackQuery, Chat, Message, MessageEntity, Update, User
 
-from adapters.messages import Attachment, ChatType, Identity, InboundMessage
+from adapters.messages import Attachment, Button, ChatType, Identity, InboundMessage, Pressed
 from adapters.skips import Unusable
 
 __all__ = ["normalize"]
@@ -154,7 +155,21 @@ def _callback(
         reply_to_message_id=str(message.message_id),
         replies_to_bot=True,
         is_callback=True,
+        pressed=_pressed(message) if isinstance(message, Message) else Pressed(""),
     )
+
+
+def _pressed(message: Message) -> Pressed:
+    """What the person saw when they pressed: the text and the inline buttons left."""
+    markup = message.reply_markup
+    rows = markup.inline_keyboard if markup is not None else ()
+    buttons: tuple[Button, ...] = tuple(
+        (button.text, str(button.callback_data))
+        for row in rows
+        for button in row
+        if button.callback_data is not None
+    )
+    return Pressed(message.text or message.caption or "", buttons)
 
 
 def _chat_type(chat: Chat | None) -> ChatType | None:

@@ -109,14 +109,38 @@ class TelegramDriver:
             if str(c.params.get("chat_id")) == chat and c.params.get("action") == "typing"
         )
 
+    def _buttons(self, chat: int, message_id: int) -> list[tuple[str, str]]:
+        """The inline buttons a message shows now (after any edit)."""
+        rows = (self.api.message(chat, message_id).get("reply_markup") or {}).get(
+            "inline_keyboard", []
+        )
+        return [(b["text"], b.get("callback_data", "")) for row in rows for b in row]
+
     async def press(self, user: int, label: str) -> Any:
-        """``user`` presses the button ``label`` under the latest message the bot sent them
-        privately that has one (a callback query, as Telegram delivers it)."""
+        """``user`` presses the button ``label`` under the latest message in their private
+        chat that shows it now: a callback query, as Telegram delivers it, carrying the
+        message as it is. The handle is the message id."""
         for sent in reversed(self.api.sent):
-            if sent.chat_id == user and label in dict(sent.buttons):
-                data = dict(sent.buttons)[label]
-                return self.api.push_callback(user, user, data, sent.message_id)
+            if sent.chat_id == user and label in dict(self._buttons(user, sent.message_id)):
+                data = dict(self._buttons(user, sent.message_id))[label]
+                self.api.push_callback(user, user, data, sent.message_id)
+                return sent.message_id
         raise AssertionError(f"no button {label!r} in the private chat of {user}")
+
+    async def shown(
+        self, user: int, handle: Any, *, edits: int = 0, within: float = 10
+    ) -> tuple[str, list[str]]:
+        def edited() -> int:
+            return sum(1 for e in self.api.edits if (e.chat_id, e.message_id) == (user, handle))
+
+        await self.api.wait_for(lambda: edited() >= edits, within)
+        return (
+            str(self.api.message(user, handle)["text"]),
+            [text for text, _ in self._buttons(user, handle)],
+        )
+
+    def presses_acknowledged(self) -> int:
+        return len(self.api.answered_callbacks)
 
     def sent_files(self, chat: str) -> list[tuple[str, bytes]]:
         return [s.document for s in self.api.sent if s.chat_id == int(chat) and s.document]

@@ -62,7 +62,8 @@ Pushing updates: :meth:`push_text` builds a realistic ``message`` update (privat
 group, supergroup or forum topic, with ``bot_command``/``mention`` entities detected as
 Telegram does, replies to user or bot messages, and the topic-root ``reply_to_message``
 Telegram adds to topic messages), :meth:`push_callback` a ``callback_query`` on a bot
-message, :meth:`push_raw` any update dict, malformed ones included (``"date": "yesterday"``,
+message (only on a button it shows, carrying the message as it is after any edit),
+:meth:`push_raw` any update dict, malformed ones included (``"date": "yesterday"``,
 a ``chat`` that is not an object: served exactly as given); :meth:`redeliver` queues an
 update again under the same ``update_id``, as after a restart that never confirmed it.
 ``push_raw(..., served_update_id=OMIT | value)`` serves an update without its
@@ -72,7 +73,7 @@ as Telegram's own queue would; :attr:`pending_updates` shows that id.
 
 Inspecting: :attr:`sent` (every accepted sendMessage as :class:`SentMessage`), :attr:`edits`,
 :attr:`calls` (every request as :class:`Call`: method, params, status, monotonic time),
-:meth:`wait_sent`, :meth:`wait_calls`, :attr:`commands`, :attr:`webhook`,
+:meth:`wait_sent`, :meth:`wait_calls`, :meth:`wait_for`, :attr:`commands`, :attr:`webhook`,
 :attr:`answered_callbacks`.
 
 Bounded: no task outlives the ``async with``; leaving it wakes every long poll and hang,
@@ -434,10 +435,16 @@ class FakeBotAPI(BotAPIMethods, LoopbackServer):
         message_id: int,
     ) -> dict[str, Any]:
         """Push a ``callback_query``: ``sender`` pressed a button with ``data`` under the
-        message ``message_id`` of ``chat`` (normally one the bot sent)."""
+        message ``message_id`` of ``chat`` (normally one the bot sent), which the query
+        carries as it is now. Only a button the message shows now can be pressed
+        (``LookupError`` otherwise), as in Telegram's apps; a message the fake does not know
+        is made up, with any data."""
         user = self.user(sender) if isinstance(sender, int) else dict(sender)
         chat_id = int(chat["id"]) if isinstance(chat, Mapping) else chat
         message = self._messages.get((chat_id, message_id))
+        rows = ((message or {}).get("reply_markup") or {}).get("inline_keyboard") or []
+        if message is not None and data not in [b.get("callback_data") for r in rows for b in r]:
+            raise LookupError(f"message {message_id} in {chat_id} shows no button {data!r}")
         if message is None:
             chat_obj = self._chat_for(chat, user, "private" if chat_id > 0 else "supergroup", False)
             message = {
@@ -518,6 +525,10 @@ class FakeBotAPI(BotAPIMethods, LoopbackServer):
 
         await self._wait_until(lambda: len(matching()) >= n, timeout)
         return matching()[:n]
+
+    async def wait_for(self, done: Callable[[], bool], timeout: float = 5.0) -> None:  # noqa: ASYNC109
+        """Wait until ``done()`` holds (checked after every request), at most ``timeout``."""
+        await self._wait_until(done, timeout)
 
     async def _wait_until(self, done: Callable[[], bool], seconds: float) -> None:
         loop = asyncio.get_running_loop()

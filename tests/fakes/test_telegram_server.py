@@ -13,6 +13,7 @@ from telegram import (
     BotCommand,
     InlineKeyboardButton,
     InlineKeyboardMarkup,
+    Message,
     ReplyParameters,
 )
 from telegram.error import (
@@ -120,7 +121,8 @@ async def test_limit_and_negative_offset(bot: Bot, api: FakeBotAPI) -> None:
 
 async def test_allowed_updates_filter_and_are_remembered(bot: Bot, api: FakeBotAPI) -> None:
     message = api.push_text(USER, USER, "text")
-    sent = await bot.send_message(USER, "pick")
+    yes = InlineKeyboardMarkup([[InlineKeyboardButton("Yes", callback_data="yes")]])
+    sent = await bot.send_message(USER, "pick", reply_markup=yes)
     callback = api.push_callback(USER, USER, "yes", sent.message_id)
     only = await bot.get_updates(allowed_updates=["callback_query"])
     assert [u.update_id for u in only] == [callback["update_id"]]
@@ -363,7 +365,8 @@ async def test_chat_action_and_commands(bot: Bot, api: FakeBotAPI) -> None:
 
 
 async def test_callback_queries_can_be_answered_once(bot: Bot, api: FakeBotAPI) -> None:
-    message = await bot.send_message(USER, "pick")
+    yes = InlineKeyboardMarkup([[InlineKeyboardButton("Yes", callback_data="yes")]])
+    message = await bot.send_message(USER, "pick", reply_markup=yes)
     api.push_callback(USER, USER, "yes", message.message_id)
     [update] = await bot.get_updates()
     query = update.callback_query
@@ -451,3 +454,20 @@ def test_trim_moves_and_clips_entities() -> None:
     text, entities = trim("  ab  ", [{"type": "bold", "offset": 1, "length": 4}])
     assert text == "ab"
     assert entities == [{"type": "bold", "offset": 0, "length": 2}]
+
+
+async def test_a_press_carries_the_message_as_edited_and_only_its_buttons(
+    bot: Bot, api: FakeBotAPI
+) -> None:
+    two = InlineKeyboardMarkup([[InlineKeyboardButton("Yes", callback_data="yes")],
+                                [InlineKeyboardButton("No", callback_data="no")]])  # fmt: skip
+    message = await bot.send_message(USER, "pick", reply_markup=two)
+    await bot.edit_message_text("picked?", chat_id=USER, message_id=message.message_id)
+    with pytest.raises(LookupError):  # the edit dropped the keyboard: nothing to press
+        api.push_callback(USER, USER, "yes", message.message_id)
+    again = await bot.send_message(USER, "pick again", reply_markup=two)
+    api.push_callback(USER, USER, "no", again.message_id)
+    [update] = await bot.get_updates()
+    query = update.callback_query
+    assert query is not None and isinstance(query.message, Message)
+    assert query.message.text == "pick again" and query.message.reply_markup == two
