@@ -5,6 +5,7 @@ then on only talks to it through this protocol::
 
     await adapter.start(sink)          # connect; every normalised update goes to `sink`
     ids = await adapter.send(outbound) # one OutboundMessage -> one or more platform messages
+    await adapter.edit(chat_id, message_id, text, buttons=...)  # change a message it sent
     await adapter.typing(chat_id, thread_id)
     await adapter.set_commands(menu, admins=["123"])
     chat_id = await adapter.private_chat(user_id)   # where an answer only they may read goes
@@ -24,15 +25,22 @@ never a library exception, so the gateway's delivery logic stays platform-neutra
 
 Adapters call ``sink`` from their own tasks; ``sink`` returns quickly (it authorizes,
 deduplicates and queues, it does not run the turn).
+
+One bad update never stops a platform: an update the library cannot parse, or that
+``normalize`` cannot map, is confirmed, skipped, logged and counted in ``skipped`` (see
+``adapters.skips``), which the gateway samples at scrape time; the next update is handled
+as if nothing happened. (A counter read through the protocol, not a callback into the
+gateway: adapters import nothing of the gateway's.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from adapters.messages import InboundMessage, OutboundMessage
+from adapters.messages import Button, InboundMessage, OutboundMessage
+from adapters.skips import SkipReason
 
 __all__ = [
     "Adapter",
@@ -101,6 +109,12 @@ class Adapter(Protocol):
         """True while the client is connected and receiving updates."""
         ...
 
+    @property
+    def skipped(self) -> Mapping[SkipReason, int]:
+        """Updates received and skipped since the adapter was made, by reason
+        (``unparsable`` | ``unnormalisable``); never reset."""
+        ...
+
     async def start(self, sink: Sink) -> None:
         """Connect and begin delivering updates to ``sink``; returns once connected."""
         ...
@@ -111,6 +125,21 @@ class Adapter(Protocol):
 
     async def send(self, message: OutboundMessage) -> list[str]:
         """Render, split and send; the platform ids of the messages sent."""
+        ...
+
+    async def edit(
+        self,
+        chat_id: str,
+        message_id: str,
+        text: str,
+        *,
+        thread_id: str | None = None,
+        buttons: tuple[Button, ...] = (),
+    ) -> None:
+        """Replace the text (plain, one message's worth) and the buttons of a message the
+        bot sent: ``buttons`` empty removes them all. An edit that changes nothing
+        succeeds. Errors as for ``send`` (``NotFound``: the message is gone or cannot be
+        edited any more)."""
         ...
 
     async def typing(self, chat_id: str, thread_id: str | None = None) -> None:

@@ -21,6 +21,7 @@ __all__ = [
     "Identity",
     "InboundMessage",
     "OutboundMessage",
+    "Pressed",
     "label",
 ]
 
@@ -102,6 +103,23 @@ class Attachment:
                 object.__setattr__(self, name, label(value))
 
 
+Button = tuple[str, str]
+"""``(label, data)``: pressing it comes back as an ``is_callback`` message whose text is
+``data``. Renderers put buttons two to a row (a choice and its opposite side by side) and
+leave out a button whose data the platform cannot carry (Telegram: 64 bytes, Discord: 100
+characters), so a message with buttons also says in its text what to type instead."""
+
+
+@dataclass(frozen=True, slots=True)
+class Pressed:
+    """The bot message a button was pressed on, as the platform showed it at the press:
+    its text and the buttons it still carried. ``text`` is "" when the platform no longer
+    shows the message to the bot."""
+
+    text: str
+    buttons: tuple[Button, ...] = ()
+
+
 @dataclass(frozen=True, slots=True)
 class InboundMessage:
     platform: str
@@ -118,11 +136,13 @@ class InboundMessage:
     mentions_bot: bool = False
     is_command: bool = False
     is_callback: bool = False
-    """A button press (Telegram callback query, Discord component); ``text`` is its data."""
+    """A button press (Telegram callback query, Discord component); ``text`` is its data,
+    ``reply_to_message_id`` the message that carried the button, ``pressed`` that message."""
     private_reply: bool = False
     """A reply to this message is shown to its sender only, even in a group (a Discord
     slash command in a guild: its deferred answer is ephemeral)."""
     attachments: tuple[Attachment, ...] = field(default_factory=tuple)
+    pressed: Pressed | None = None
 
     @property
     def dedup_key(self) -> str:
@@ -133,9 +153,6 @@ class InboundMessage:
     def addressed_to_bot(self) -> bool:
         """In a group the bot answers only when mentioned, replied to, or commanded."""
         return self.chat_type == "dm" or self.mentions_bot or self.replies_to_bot or self.is_command
-
-
-Button = tuple[str, str]  # (label, data): pressing it comes back as an is_callback message
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from typing import Any, TypeVar
 from agent_core.builtin import memory_tool, session_search_tool
 from agent_core.compress import CompressionSettings, message_tokens, split_history, summarise
 from agent_core.loop import run_turn
-from agent_core.models import Model, ModelError, ModelRejected, Usage
+from agent_core.models import Model, ModelError, ModelErrorKind, ModelRejected, Usage
 from agent_core.prompt import build_system_prompt, read_soul
 from agent_core.review import ReviewOutcome, review
 from agent_core.skill_tools import Approval, SkillPolicy, skill_tools
@@ -89,8 +89,11 @@ class TurnOutcome:
     usage: Usage
     error: str | None = None
     review: asyncio.Task[ReviewOutcome] | None = None
-    error_kind: str | None = None  # "unavailable" | "rejected" (for metrics)
+    error_kind: ModelErrorKind | None = None  # what failed, for metrics (never a message)
     retries: int = 0
+    staged: tuple[str, ...] = ()
+    """Ids of the memory writes this turn staged for approval (``memory.write_approval``),
+    in order; also when the turn failed after staging them."""
 
 
 class Agent:
@@ -237,21 +240,21 @@ class Agent:
                 toolbox=conversation.toolbox,
                 max_iterations=self.settings.max_tool_iterations,
             )
-        except ModelError as exc:
-            log.warning("turn in session %s failed: %s", conversation.id, exc)
+        except ModelError as exc:  # unavailable, not a chat completion, or refused
+            log.warning("turn in session %s failed (%s): %s", conversation.id, exc.kind, exc)
             await self.archive.append_exchange(
                 conversation.id,
                 [NewMessage("user", user["content"], speaker=author)],
                 people=[conversation.person],
             )
             conversation.history.append(user)
-            rejected = isinstance(exc, ModelRejected)
             return TurnOutcome(
-                REJECTED if rejected else UNAVAILABLE,
+                REJECTED if isinstance(exc, ModelRejected) else UNAVAILABLE,
                 Usage(),
                 error=str(exc),
-                error_kind="rejected" if rejected else "unavailable",
+                error_kind=exc.kind,
                 retries=max(0, exc.attempts - 1),
+                staged=tuple(conversation.memory_turn.staged),
             )
         except asyncio.CancelledError:
             # cancelled (the person pressed Ctrl-C, or a drain ran out of time): what they
@@ -280,7 +283,13 @@ class Agent:
                 self._compress(conversation, compression),
                 f"compress:{conversation.id}",
             )
-        return TurnOutcome(result.reply, result.usage, review=task, retries=result.retries)
+        return TurnOutcome(
+            result.reply,
+            result.usage,
+            review=task,
+            retries=result.retries,
+            staged=tuple(conversation.memory_turn.staged),
+        )
 
     # -- compression ----------------------------------------------------------------------
 

@@ -6,20 +6,40 @@ request asks for an answer with what it has, and if the model still wants tools 
 ends with a plain apology. The system prompt and the tools list are passed through
 unchanged on every request (the caller owns them, frozen for the session).
 
+What the person is shown is the model's text, except where that text alone would mislead
+(``answer``): a refusal (the ``refusal`` field, or ``finish_reason: content_filter``) is
+quoted and marked as the model's, an answer cut off at the length limit carries a note
+saying so, and an empty answer says it is empty, never nothing. The assistant message kept
+in the history (and the archive) is what the person saw. Tool calls in a reply that was cut
+off (``length``, ``content_filter``) are not run: their arguments may be incomplete, so
+each gets a result saying so and the model may try again within the budget.
+
 Model failures (``ModelError``) propagate: the caller decides what the person is told and
 still archives their message.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from agent_core.models import ChatMessage, Model, Usage
+from agent_core.models import ChatMessage, Model, ModelReply, Usage
 from agent_core.tools import Toolbox
 
-__all__ = ["BUDGET_NOTE", "TurnResult", "run_turn"]
+__all__ = [
+    "BUDGET_NOTE",
+    "CUT_OFF",
+    "EMPTY",
+    "EMPTY_CUT_OFF",
+    "FILTERED",
+    "FILTERED_NOTE",
+    "REFUSED",
+    "TurnResult",
+    "answer",
+    "run_turn",
+]
 
 BUDGET_NOTE = (
     "[The tool budget for this turn is used up. Do not call tools now: answer the person with"
@@ -29,6 +49,16 @@ GAVE_UP = (
     "Sorry — I ran out of steps before I could finish that. Ask me to continue, or narrow the"
     " request."
 )
+REFUSED = "The model refused to answer this. Its words: “{refusal}”"
+FILTERED = "The model refused to answer this: its content filter stopped the reply."
+FILTERED_NOTE = "(The model's content filter stopped my answer here.)"
+CUT_OFF = "(My answer was cut off here: it reached the model's length limit.)"
+EMPTY_CUT_OFF = (
+    "(The model reached its length limit before it wrote any answer. Ask for something"
+    " shorter, or in smaller steps.)"
+)
+EMPTY = "(The model sent an empty answer. Please try again, or ask in other words.)"
+CUT_CALLS = {"length": "at the model's length limit", "content_filter": "by a content filter"}
 
 
 @dataclass(slots=True)
@@ -75,13 +105,22 @@ async def run_turn(
         result.messages.append(message)
         return reply
 
+    def finish(reply: ModelReply) -> TurnResult:
+        result.reply = answer(reply)
+        if result.reply != reply.content:  # the history holds what the person saw
+            result.messages[-1] = {"role": "assistant", "content": result.reply}
+        return result
+
     for _ in range(max_iterations):
         reply = await ask()
         if not reply.tool_calls:
-            result.reply = reply.content or ""
-            return result
+            return finish(reply)
+        cut = CUT_CALLS.get(reply.finish_reason or "")
         for call in reply.tool_calls:
-            output = await toolbox.invoke(call.name, call.arguments, allowed=allowed_tools)
+            if cut is None:
+                output = await toolbox.invoke(call.name, call.arguments, allowed=allowed_tools)
+            else:
+                output = _not_run(cut)
             message = {"role": "tool", "tool_call_id": call.id, "content": output}
             conversation.append(message)
             result.messages.append(message)
@@ -90,7 +129,32 @@ async def run_turn(
     result.messages.append(note)
     reply = await ask()
     result.stopped = "budget"
-    result.reply = reply.content if reply.content and not reply.tool_calls else GAVE_UP
-    if reply.tool_calls:  # unanswered tool calls must not stay in the history
-        result.messages[-1] = {"role": "assistant", "content": result.reply}
+    if not reply.tool_calls and answer(reply) != EMPTY:
+        return finish(reply)
+    result.reply = GAVE_UP  # unanswered tool calls must not stay in the history
+    result.messages[-1] = {"role": "assistant", "content": result.reply}
     return result
+
+
+def answer(reply: ModelReply) -> str:
+    """The text the person is shown for a reply without tool calls."""
+    text = reply.content or ""
+    if reply.refusal and reply.refusal.strip():
+        return REFUSED.format(refusal=reply.refusal.strip())
+    if reply.finish_reason == "content_filter":
+        return f"{text.rstrip()}\n\n{FILTERED_NOTE}" if text.strip() else FILTERED
+    if not text.strip():
+        return EMPTY_CUT_OFF if reply.finish_reason == "length" else EMPTY
+    if reply.finish_reason == "length":
+        return f"{text.rstrip()}\n\n{CUT_OFF}"
+    return text
+
+
+def _not_run(why: str) -> str:
+    return json.dumps(
+        {
+            "success": False,
+            "error": f"not run: your reply was cut off {why}, so these arguments may be"
+            " incomplete. Call the tool again with shorter arguments, or answer in text.",
+        }
+    )

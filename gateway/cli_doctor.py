@@ -3,7 +3,9 @@
 Rows, in this order (each check is one or more rows ``check | result | detail``)::
 
     config    gateway.preflight.check_environment (as `mnemo config check`): a row per problem
-    model     one tiny chat completion (no retries, --timeout): model name and latency
+    model     one tiny chat completion (no retries, --timeout): model name and latency; an
+              endpoint that answers with something else (a proxy's page, invalid JSON, no
+              ``choices``) is named as such, with the content type and how the body begins
     telegram  getMe with the configured token (adapters.telegram.probe)
     discord   GET /users/@me with the configured token (adapters.discord.probe)
     home      a temporary file created and deleted there; group/other access to the home
@@ -42,7 +44,7 @@ from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from adapters.base import Forbidden, PlatformError
-from agent_core.models import ModelError
+from agent_core.models import ModelError, ModelInvalidResponse
 from agent_core.models.openai import OpenAIModel
 from gateway.app import memory_stores
 from gateway.cli_run import secrets_of
@@ -57,6 +59,7 @@ __all__ = ["Check", "register", "render_table", "run_checks"]
 
 Result = Literal["ok", "warn", "fail", "skip"]
 PING = [{"role": "user", "content": "Reply with the single word: ok"}]
+BASE_URL_HINT = "; is model.base_url the API's address (it usually ends in /v1)?"
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +166,9 @@ async def check_model(config: Config, environ: Mapping[str, str], timeout_s: flo
                 reply = await model.complete(PING, [], max_tokens=1)
         except TimeoutError:
             return [Check("model", "fail", f"{section.name} at {where}: {_late(timeout_s)}")]
+        except ModelInvalidResponse as exc:  # it answered: say with what
+            detail = f"{section.name} at {where}: {exc.reason}{BASE_URL_HINT}"
+            return [Check("model", "fail", detail)]
         except ModelError as exc:
             return [Check("model", "fail", f"{section.name} at {where}: {_error(exc)}")]
     elapsed = _ms(started)

@@ -11,8 +11,10 @@ carry memory, archive, pairing or usage data; the gateway sends those to the ask
 and ``/forget`` act on the store the group's sessions use when an admin asks (the chat's
 own, with ``memory.group_scope: chat``) and on the asker's own store otherwise.
 
-``Commands.run(request)`` returns a ``CommandReply`` (plain text, optional buttons); the
-caller sends it through the outbox, which chunks long output like any reply.
+``Commands.run(request)`` returns a ``CommandReply`` (plain text, optional buttons, and for
+a button press how to edit the pressed message); the caller sends it through the outbox,
+which chunks long output like any reply. Write approval's wording (the listings of staged
+writes, what a decision answers) lives in ``gateway.approvals``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from typing import Any
 
 from adapters.base import BotCommand
 from adapters.messages import InboundMessage, label
+from gateway.approvals import Card, answer, decider, listing
 from gateway.pairing import PairingStore, qualified_id
 from gateway.pairing_notices import listing_text
 from gateway.people import parse_person
@@ -154,6 +157,9 @@ class CommandRequest:
 class CommandReply:
     text: str
     buttons: tuple[tuple[str, str], ...] = ()
+    edit: Card | None = None
+    """For a button press: the pressed message's new text and buttons (``text`` may then
+    be "", nothing more to say)."""
 
 
 class Commands:
@@ -245,13 +251,14 @@ class Commands:
             if subject != request.person:
                 shown = f"The memory of this chat ({subject}):\n{shown}"
             return CommandReply(shown)
+        mine = subject == request.person
         if word == "pending":
-            return await self._pending(subject, _decider(subject, mine=subject == request.person))
+            return await self._pending(subject, mine=mine)
         if word in ("approve", "reject"):
             pending_id = rest.strip()
             if not pending_id:
                 return CommandReply(f"Usage: /memory {word} ID (see /memory pending)")
-            return await self._decide(subject, word, pending_id)
+            return await self._decide(request, subject, word, pending_id, mine=mine)
         return CommandReply("Usage: /memory [notes|profile|pending|approve ID|reject ID]")
 
     def _subject(self, request: CommandRequest) -> str:
@@ -261,28 +268,26 @@ class Commands:
             return self.sessions.person_for(request.message, request.key)
         return request.person
 
-    async def _pending(self, person: str, decide: Callable[[str], str]) -> CommandReply:
-        """Staged writes of ``person``'s store, with buttons running ``decide(word) ID``
-        (``/memory approve ID`` for one's own, ``/admin approve PERSON ID`` otherwise)."""
-        store = self._store(person)
-        items = await asyncio.to_thread(store.pending)
-        if not items:
-            return CommandReply("No memory writes are waiting for approval.")
-        lines = ["Waiting for approval:"]
-        buttons: list[tuple[str, str]] = []
-        for item in items:
-            lines.append(f"{item.id} ({FILE_NAMES[item.target]}): " + "; ".join(item.summary()))
-            buttons += [
-                (f"{word.capitalize()} {item.id}", f"{decide(word)} {item.id}")
-                for word in ("approve", "reject")
-            ]
-        lines.append(f"Answer {decide('approve')} ID or {decide('reject')} ID.")
-        return CommandReply("\n".join(lines), tuple(buttons[:20]))
+    async def _pending(self, person: str, *, mine: bool) -> CommandReply:
+        """Staged writes of ``person``'s store with their content, and buttons deciding
+        each (``/memory approve ID`` for one's own, ``/admin approve PERSON ID`` else)."""
+        items = await asyncio.to_thread(self._store(person).pending)
+        header = (
+            "Waiting for your approval:"
+            if mine
+            else f"Waiting for approval in the memory of {person}:"
+        )
+        card = listing(items, decider(person, mine=mine), header=header)
+        return CommandReply(card.text, card.buttons)
 
-    async def _decide(self, person: str, word: str, pending_id: str) -> CommandReply:
+    async def _decide(
+        self, request: CommandRequest, person: str, word: str, pending_id: str, *, mine: bool
+    ) -> CommandReply:
+        """Approve or reject; a press also edits the message it was pressed on."""
         store = self._store(person)
-        action = store.approve if word == "approve" else store.reject
-        return CommandReply(_tool_text(await asyncio.to_thread(action, pending_id)))
+        decision = await asyncio.to_thread(store.decide, pending_id, approve=word == "approve")
+        said = answer(decision, decider(person, mine=mine), request.message)
+        return CommandReply(said.text, edit=said.edit)
 
     async def _cmd_forget(self, request: CommandRequest) -> CommandReply:
         text = request.args.strip()
@@ -356,14 +361,16 @@ class Commands:
                 person = parse_person(who)
             except ValueError as exc:
                 return CommandReply(f"{str(exc)[0].upper()}{str(exc)[1:]}.")
-            return await self._about(person, sub, more)
+            return await self._about(request, person, sub, more)
         if sub == "blocked":
             return CommandReply(await asyncio.to_thread(self._blocked))
         if sub == "stats":
             return CommandReply(await self._stats_text())
         return CommandReply(ADMIN_HELP)
 
-    async def _about(self, person: str, sub: str, more: str) -> CommandReply:
+    async def _about(
+        self, request: CommandRequest, person: str, sub: str, more: str
+    ) -> CommandReply:
         """``/admin memory|sessions|search|pending|approve|reject PERSON …``."""
         if sub == "memory":
             shown = await asyncio.to_thread(_show, self._store(person), TARGETS)
@@ -374,8 +381,8 @@ class Commands:
             found = await self._search_as(person, more, own=False)
             return CommandReply(f"In {person}'s archive:\n{found}")
         if sub == "pending":
-            return await self._pending(person, _decider(person, mine=False))
-        return await self._decide(person, sub, more)
+            return await self._pending(person, mine=False)
+        return await self._decide(request, person, sub, more, mine=False)
 
     async def _cmd_pair(self, request: CommandRequest) -> CommandReply:
         sub, _, rest = request.args.partition(" ")
@@ -505,11 +512,6 @@ _PAIR_DONE = {
         "{who} was not blocked.",
     ),
 }
-
-
-def _decider(person: str, *, mine: bool) -> Callable[[str], str]:
-    """How a decision on ``person``'s staged writes is typed (and put on a button)."""
-    return (lambda word: f"/memory {word}") if mine else (lambda word: f"/admin {word} {person}")
 
 
 def _share(part: int, whole: int) -> str:

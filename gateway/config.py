@@ -115,7 +115,8 @@ class ModelConfig(_Section):
     timeout_s: float = Field(default=60.0, gt=0)
     """Seconds one request may take."""
     max_retries: int = Field(default=4, ge=0, le=10)
-    """Retries of 429 / 5xx / connection errors / timeouts, with back-off and jitter."""
+    """Retries of 429 / 5xx / connection errors / timeouts / answers that are not a chat
+    completion, with back-off and jitter."""
 
 
 class CompressionConfig(_Section):

@@ -14,7 +14,9 @@ the model reports usage or fails, a review finishes). ``gateway/ops_http.py`` se
 - **State that already lives elsewhere is sampled, not mirrored.** Queue depth, outbox
   backlog, archive size, live sessions and memory usage are gauges the ``refresh`` callback
   of the HTTP server sets just before a scrape (``set_*``), so no code path has to keep a
-  second count in step.
+  second count in step. Skipped updates are counted by each adapter (``Adapter.skipped``)
+  and read at collection time (``watch_skips``): the counter is the adapter's own number,
+  exported as it is whenever anything reads the registry, refresh or not.
 - **No person in any label.** Memory usage is exported as the max and the sum over stores
   per file (plus the number of stores): one series per person would tell anyone who can
   scrape the endpoint who talks to the bot, and grow without bound. Labels are small fixed
@@ -26,12 +28,13 @@ Metric names (counters get ``_total`` in the exposition)::
     mnemo_turns_total{platform,outcome}      outcome: ok | error | command
     mnemo_turn_seconds{platform}              histogram, 0.05 s … 120 s
     mnemo_model_tokens_total{kind}            kind: prompt | cached | completion
-    mnemo_model_errors_total{kind}
+    mnemo_model_errors_total{kind}            kind: unavailable | invalid_response | rejected
     mnemo_model_retries_total
     mnemo_reviews_total{result}               result: saved | nothing
     mnemo_review_writes_total
     mnemo_redeliveries_total                  updates dropped as already answered
     mnemo_limited_total{platform,limit}       messages not run: over a budget (turns | tokens)
+    mnemo_updates_skipped_total{platform,reason}  updates skipped: unparsable | unnormalisable
     mnemo_memory_chars_max{file}              file: MEMORY.md | USER.md
     mnemo_memory_chars_sum{file}
     mnemo_memory_stores
@@ -46,9 +49,9 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Literal, ParamSpec
+from typing import Literal, ParamSpec, Protocol, get_args
 
 from prometheus_client import (
     CollectorRegistry,
@@ -58,11 +61,24 @@ from prometheus_client import (
     ProcessCollector,
     generate_latest,
 )
+from prometheus_client.core import CounterMetricFamily
+from prometheus_client.metrics_core import Metric
+from prometheus_client.registry import Collector
 
+from adapters.skips import SKIP_REASONS, SkipReason
+from agent_core.models import ModelErrorKind
 from memory import FILE_NAMES, TARGETS, MemoryStores
 from memory.entries import usage_chars
 
-__all__ = ["MEMORY_FILES", "TURN_BUCKETS", "Metrics", "Outcome", "archive_bytes", "memory_usage"]
+__all__ = [
+    "MEMORY_FILES",
+    "TURN_BUCKETS",
+    "Metrics",
+    "Outcome",
+    "SkipSource",
+    "archive_bytes",
+    "memory_usage",
+]
 
 log = logging.getLogger(__name__)
 
@@ -75,6 +91,13 @@ TURN_BUCKETS: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60
 minute or two; past 120 s something is wrong, and ``+Inf`` shows it."""
 
 _P = ParamSpec("_P")
+
+
+class SkipSource(Protocol):
+    """What ``watch_skips`` reads: an ``Adapter`` (``adapters.base``) has this property."""
+
+    @property
+    def skipped(self) -> Mapping[SkipReason, int]: ...
 
 
 def _never_raises(method: Callable[_P, None]) -> Callable[_P, None]:
@@ -92,6 +115,32 @@ def _never_raises(method: Callable[_P, None]) -> Callable[_P, None]:
 
 def _count(n: float) -> float:
     return n if n > 0 else 0
+
+
+class _Skipped(Collector):
+    """``mnemo_updates_skipped_total``, read from each platform's adapter when collected."""
+
+    def __init__(self) -> None:
+        self.sources: dict[str, SkipSource] = {}
+        self._last: dict[str, Mapping[SkipReason, int]] = {}
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily(
+            "mnemo_updates_skipped",
+            "Updates a platform sent that could not be parsed (unparsable) or mapped "
+            "(unnormalisable): confirmed, logged and skipped.",
+            labels=["platform", "reason"],
+        )
+        for platform, source in sorted(self.sources.items()):
+            try:
+                counts: Mapping[SkipReason, int] = dict(source.skipped)
+                self._last[platform] = counts
+            except Exception:  # never break a scrape: the last numbers stand
+                log.warning("metrics: reading the skipped updates of %s failed", platform)
+                counts = self._last.get(platform, {})
+            for reason in SKIP_REASONS:
+                family.add_metric([platform, reason], max(0, counts.get(reason, 0)))
+        yield family
 
 
 class Metrics:
@@ -174,10 +223,14 @@ class Metrics:
         self._live_sessions = Gauge(
             "mnemo_live_sessions", "Sessions with a live queue in this process.", registry=reg
         )
+        self._skipped = _Skipped()
+        reg.register(self._skipped)
         for kind in ("prompt", "cached", "completion"):
             self._tokens.labels(kind=kind)
         for result in ("saved", "nothing"):
             self._reviews.labels(result=result)
+        for kind in get_args(ModelErrorKind):  # at zero, so a rate() has a series from the start
+            self._model_errors.labels(kind=kind)
         for platform in platforms:
             self._touch_platform(platform)
         self.set_memory(())
@@ -230,6 +283,11 @@ class Metrics:
     def limited(self, platform: str, limit: str) -> None:
         """A message not run: its sender was over the ``limit`` budget (turns | tokens)."""
         self._limited.labels(platform=platform, limit=limit).inc()
+
+    def watch_skips(self, platform: str, source: SkipSource) -> None:
+        """Export ``source.skipped`` (an adapter's: reason -> updates skipped since it was
+        made) as ``mnemo_updates_skipped_total{platform,reason}``, read at each scrape."""
+        self._skipped.sources[platform] = source
 
     def value(self, name: str, **labels: str) -> float:
         """A sample's current value (0 when it has none yet): for /admin stats and tests,

@@ -13,6 +13,13 @@ here, once for every platform, from the adapter's translated errors:
 
 ``flush`` delivers everything pending (at start-up: replies a restart left unsent; at
 shutdown: the last ones), one task per chat so a slow chat does not hold up the others.
+
+An *edit* of a message already sent (kind ``EDIT``: the message a button was pressed on,
+``reply_to`` naming it) goes the same way, with ``Adapter.edit`` instead of ``send``. It is
+not best-effort: the edit is how the person learns what their press did and the buttons
+go away, so it is persisted with the decision's acknowledgement and waits out a flood
+limit in its chat like any reply; a restart delivers it. It is at-least-once too, which an
+edit tolerates: the same edit twice shows the same message.
 """
 
 from __future__ import annotations
@@ -35,9 +42,12 @@ from adapters.base import (
 from adapters.messages import OutboundMessage
 from memory.ledger import Ledger, OutboxRow, Outgoing
 
-__all__ = ["Delivery", "DeliveryPolicy", "Outbox"]
+__all__ = ["EDIT", "Delivery", "DeliveryPolicy", "Outbox"]
 
 log = logging.getLogger(__name__)
+
+EDIT = "edit"
+"""The ``kind`` of an outbox row that edits the message ``reply_to`` rather than sends."""
 
 Delivery = Literal["sent", "pending", "failed"]
 """What became of a reply: delivered; kept for a later attempt; refused for good."""
@@ -103,7 +113,16 @@ class Outbox:
                 max_chunks=self.max_chunks,
             )
             try:
-                await adapter.send(message)
+                if row.kind == EDIT:
+                    await adapter.edit(
+                        row.chat_id,
+                        row.reply_to or "",
+                        row.text,
+                        thread_id=row.thread_id,
+                        buttons=row.buttons,
+                    )
+                else:
+                    await adapter.send(message)
             except PlatformError as exc:
                 sent += len(exc.sent)
                 await self.ledger.progress(row.id, sent, str(exc))

@@ -12,25 +12,32 @@ Everything goes through the outbox (persisted, then sent). Where it goes is deci
   marks goes to the asker alone, and the group sees only that it did ("I've answered you
   in a private chat", or how to open one), never its content; a platform that already
   shows the answer to the asker only (a Discord slash command in a guild) keeps it there.
-- ``review`` tells the person what a background review saved or staged: a notice about
-  someone's own memory from a group turn goes to them privately; one about a chat's own
-  store stays in the group, without content (admins decide it with ``/memory pending``).
+- ``staged`` shows, after a turn's reply, the memory writes it staged for approval, with
+  their content and a pair of buttons each (``gateway.approvals``), where their store's
+  owner reads them: one's own in the chat if it is private, else privately (or, when the
+  bot cannot write there, a hint in the chat without the content); a chat's own store's
+  in the group, without content (admins decide them with ``/memory pending``, privately).
+- ``review`` tells the person what a background review saved or staged (staged writes as
+  ``staged`` does).
+- ``edit`` changes the message a button was pressed on (``Outbox``, kind ``edit``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Coroutine, Mapping
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any
 
 from adapters.base import Adapter, PlatformError
 from adapters.messages import Button, InboundMessage
 from agent_core.review import ReviewOutcome
+from gateway.approvals import Card, cards, decider
 from gateway.commands import CommandReply, answered_privately
-from gateway.outbox import Delivery, Outbox
+from gateway.outbox import EDIT, Delivery, Outbox
 from gateway.pairing import PairingStore
 from gateway.router import SessionKey
+from memory import MemoryStores
 from memory.ledger import Ledger, Outgoing
 
 __all__ = ["ANSWERED_PRIVATELY", "ASK_PRIVATELY", "RESTARTED", "Replies"]
@@ -57,11 +64,18 @@ Track = Callable[[Coroutine[Any, Any, Any], str], "asyncio.Task[Any]"]
 
 class Replies:
     def __init__(
-        self, *, outbox: Outbox, ledger: Ledger, adapters: Mapping[str, Adapter], track: Track
+        self,
+        *,
+        outbox: Outbox,
+        ledger: Ledger,
+        adapters: Mapping[str, Adapter],
+        track: Track,
+        stores: MemoryStores,
     ) -> None:
         self.outbox = outbox
         self.ledger = ledger
         self.adapters = adapters
+        self.stores = stores  # where staged writes are read from, to show them
         self._track = track  # the gateway's: named, awaited at shutdown
 
     async def to(
@@ -141,9 +155,14 @@ class Replies:
     async def command(
         self, message: InboundMessage, key: SessionKey, reply: CommandReply, *, name: str, args: str
     ) -> None:
-        """``/name args``'s answer, where ``commands.answered_privately`` says it may go."""
+        """``/name args``'s answer, where ``commands.answered_privately`` says it may go;
+        for a press, first the edit of the message it was pressed on."""
         text, buttons = reply.text, reply.buttons
         answers = (message.dedup_key,)
+        if reply.edit is not None and message.is_callback and message.reply_to_message_id:
+            await self.edit(message, key, reply.edit, answers=() if text else answers)
+            if not text:
+                return
         if not _must_be_private(message, name, args):
             await self.to(
                 message, key, text, answers=answers, markdown=False, buttons=buttons, reply=True
@@ -161,51 +180,98 @@ class Replies:
         notice = ANSWERED_PRIVATELY if delivered != "failed" else ASK_PRIVATELY
         await self.to(message, key, notice, markdown=False, reply=True, kind="notice")
 
+    async def edit(
+        self, message: InboundMessage, key: SessionKey, card: Card, *, answers: tuple[str, ...]
+    ) -> None:
+        """Change the message ``message`` (a press) was pressed on to ``card``."""
+        await self.outbox.post(
+            Outgoing(
+                message.platform,
+                message.chat_id,
+                card.text,
+                thread_id=message.thread_id,
+                reply_to=message.reply_to_message_id,
+                markdown=False,
+                buttons=card.buttons,
+                session_key=str(key),
+                kind=EDIT,
+            ),
+            answers=answers,
+        )
+
+    async def staged(
+        self,
+        message: InboundMessage,
+        key: SessionKey,
+        pending_ids: Sequence[str],
+        *,
+        person: str,
+        own: bool,
+    ) -> None:
+        """Show the writes ``pending_ids`` staged in ``person``'s store (``own``: the
+        speaker's, else a chat's), with their content where their owner reads them."""
+        if not pending_ids:
+            return
+        if not own:  # a chat's own store: the group may know that, admins decide it
+            count = len(pending_ids)
+            text = (
+                f"I'd like to remember something about this chat ({count} change(s)); an"
+                " admin can review it with /memory pending."
+            )
+            await self.to(message, key, text, markdown=False, kind="notice")
+            return
+        try:
+            waiting = await asyncio.to_thread(self.stores.for_person(person).pending)
+        except (OSError, ValueError) as exc:
+            log.warning("could not read the staged writes of %s: %s", person, exc)
+            return
+        by_id = {write.id: write for write in waiting}
+        writes = [by_id[i] for i in pending_ids if i in by_id]  # decided meanwhile: gone
+        if not writes:
+            return
+        header = (
+            "I'd like to remember this. Nothing is saved until you approve it:"
+            if len(writes) == 1
+            else f"I'd like to remember {len(writes)} things. Nothing is saved until you approve:"
+        )
+        for card in cards(writes, decider(person, mine=True), header=header):
+            if message.chat_type == "dm":
+                await self.to(
+                    message, key, card.text, markdown=False, buttons=card.buttons, kind="notice"
+                )
+            elif not await self._notice_privately(message, key, card.text, card.buttons):
+                return  # the hint was given once
+
     def review(
         self,
         outcome: ReviewOutcome,
         message: InboundMessage,
         key: SessionKey,
         *,
+        person: str,
         own: bool,
         notify: str,
         session_id: str,
     ) -> None:
-        """Tell what a review saved or staged (``own``: in the speaker's own store, else
-        in a chat's), in the background."""
-        text: str | None = None
-        buttons: tuple[Button, ...] = ()
-        if outcome.staged and own:
-            text = f"I'd like to remember something ({len(outcome.staged)} change(s))."
-            text += " /memory pending shows it; approve or reject it there."
-            buttons = tuple(
-                pair
-                for pending_id in outcome.staged
-                for pair in (
-                    (f"Approve {pending_id}", f"/memory approve {pending_id}"),
-                    (f"Reject {pending_id}", f"/memory reject {pending_id}"),
-                )
-            )
-        elif outcome.staged:
-            text = (
-                f"I'd like to remember something about this chat ({len(outcome.staged)}"
-                " change(s)); an admin can review it with /memory pending."
-            )
-        elif outcome.saved and notify != "off":
-            text = outcome.summary() if notify == "verbose" and own else "(memory updated)"
-        if text is None:
+        """Tell what a review saved or staged in ``person``'s store (``own``: the speaker's,
+        else a chat's), in the background."""
+        name = f"notice:review:{session_id}"
+        if outcome.staged:
+            self._track(self.staged(message, key, outcome.staged, person=person, own=own), name)
             return
+        if not outcome.saved or notify == "off":
+            return
+        text = outcome.summary() if notify == "verbose" and own else "(memory updated)"
         if own and message.chat_type != "dm":  # their private memory: not in the group
-            work = self._notice_privately(message, key, text, buttons)
+            self._track(self._notice_privately(message, key, text, ()), name)
         else:
-            work = self.to(message, key, text, markdown=False, buttons=buttons, kind="notice")
-        self._track(work, f"notice:review:{session_id}")
+            self._track(self.to(message, key, text, markdown=False, kind="notice"), name)
 
     async def _notice_privately(
         self, message: InboundMessage, key: SessionKey, text: str, buttons: tuple[Button, ...]
-    ) -> None:
+    ) -> bool:
         """To the sender in private, or, when the bot cannot write to them there, a hint
-        in the chat without the notice's content."""
+        in the chat without the notice's content (then False)."""
         sender = message.sender
         delivered = await self.private(
             sender.platform,
@@ -217,6 +283,8 @@ class Replies:
         )
         if delivered == "failed":
             await self.to(message, key, NOTED_ABOUT_YOU, markdown=False, kind="notice")
+            return False
+        return True
 
     async def restarted(self) -> None:
         """Tell each chat whose answer a restart interrupted, once per chat."""

@@ -16,7 +16,8 @@ Every update an adapter normalises goes through ``Gateway.receive`` in this orde
 
 A lane handles its batch in order: a command (``gateway.commands``) is answered without the
 model; consecutive plain messages are merged into one turn. The reply is persisted in the
-outbox, then sent (``gateway.outbox``); the review runs afterwards in the background.
+outbox, then sent (``gateway.outbox``), followed by the memory writes the turn staged for
+approval, if any (``Replies.staged``); the review runs afterwards in the background.
 ``cancel`` stops the turn a message's session is running (the console's Ctrl-C: the person's
 message stays archived, and they are told ``CANCELLED``); ``idle`` waits until that session
 has nothing queued or running.
@@ -98,13 +99,19 @@ class Gateway:
         self.metrics = metrics or Metrics(platforms=adapters, process=False)  # tests' default
         self.auth = auth
         self.adapters = dict(adapters)
+        for name, adapter in self.adapters.items():  # read at scrape time
+            self.metrics.watch_skips(name, adapter)
         self.settings = settings or GatewaySettings()
         self.ledger = Ledger(agent.archive)
         self.outbox = Outbox(
             self.ledger, self.adapters, max_chunks=self.settings.max_reply_messages
         )
         self.replies = Replies(
-            outbox=self.outbox, ledger=self.ledger, adapters=self.adapters, track=self._track
+            outbox=self.outbox,
+            ledger=self.ledger,
+            adapters=self.adapters,
+            track=self._track,
+            stores=agent.stores,
         )
         self.sessions = Sessions(
             agent, idle_s=self.settings.idle_session_s, group_scope=self.settings.group_scope
@@ -411,6 +418,8 @@ class Gateway:
         await self.replies.to(
             last, key, outcome.reply or "(no answer)", answers=keys, reply=last.chat_type != "dm"
         )
+        own = conversation.person == last.sender.person  # else a chat's own store
+        await self.replies.staged(last, key, outcome.staged, person=conversation.person, own=own)
         metrics = self.metrics
         metrics.turn(last.platform, "error" if outcome.error else "ok", time.monotonic() - began)
         usage = outcome.usage
@@ -459,6 +468,7 @@ class Gateway:
             outcome,
             message,
             key,
+            person=conversation.person,
             own=conversation.person == message.sender.person,  # else a chat's own store
             notify=self.settings.notify,
             session_id=conversation.id,

@@ -12,7 +12,8 @@ Two tables (migration m004), written through the archive's one writer:
 * ``outbox`` — a reply is persisted *before* it is sent (``enqueue``, in the same
   transaction that marks its inbound rows done), then marked ``sent`` or ``failed``.
   ``chunks_sent`` records progress through a multi-chunk reply, so a retry after flood
-  control sends only what is missing. ``pending`` lists what a restart left unsent.
+  control sends only what is missing. ``pending`` lists what a restart left unsent. A row
+  of kind ``edit`` changes a message already sent (``reply_to`` names it) instead.
 
 Delivery is therefore at-least-once per chunk and, with the chunk counter, duplicate-free
 except for the one chunk in flight when the process dies. Rows older than ``retention_s``

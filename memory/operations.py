@@ -28,6 +28,7 @@ from memory.scan import scan
 __all__ = [
     "MAX_OPERATIONS",
     "Applied",
+    "MemoryTurn",
     "Operation",
     "Refusal",
     "apply_operations",
@@ -66,6 +67,18 @@ def blocked_placeholder(file_name: str, ids: Sequence[str]) -> str:
         f"[BLOCKED: {file_name} entry matched {', '.join(ids)}; removed from the prompt"
         " — remove it with the memory tool]"
     )
+
+
+@dataclass(slots=True)
+class MemoryTurn:
+    """Per-turn state of the memory tool: make one at the start of every turn.
+
+    ``failures`` counts consolidation failures (the tool tells the model to stop after a
+    few); ``staged`` collects the ids of the writes staged for approval in this turn, so
+    the caller can show them to the person once the turn is over."""
+
+    failures: int = 0
+    staged: list[str] = field(default_factory=list)
 
 
 class Refusal(Exception):

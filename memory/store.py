@@ -14,7 +14,8 @@ through the same function, so there is one set of rules:
   taken for a system prompt;
 * a file edited by hand that no longer round-trips is backed up and never overwritten
   (the drift guard);
-* with write approval on, writes are validated and staged in ``PENDING.json`` instead.
+* with write approval on, writes are validated and staged in ``PENDING.json`` instead
+  (``memory.approval``: staging, and deciding a staged write).
 
 Errors::
 
@@ -35,6 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from memory.approval import WriteApproval
 from memory.entries import (
     FILE_NAMES,
     TARGETS,
@@ -49,6 +51,7 @@ from memory.entries import (
 from memory.files import atomic_write_bytes, atomic_write_text, ensure_private_dir, file_lock
 from memory.operations import (
     Applied,
+    MemoryTurn,
     Operation,
     Refusal,
     apply_operations,
@@ -58,13 +61,7 @@ from memory.operations import (
     parse_request,
     success_message,
 )
-from memory.pending import (
-    PENDING_FILE,
-    PendingWrite,
-    load_pending,
-    new_pending_id,
-    save_pending,
-)
+from memory.pending import PendingWrite
 
 __all__ = [
     "MAX_FAILURES_PER_TURN",
@@ -119,13 +116,6 @@ class MemoryLimits:
         return self.memory if target == "memory" else self.user
 
 
-@dataclass(slots=True)
-class MemoryTurn:
-    """Per-turn consolidation-failure counter: make one at the start of every turn."""
-
-    failures: int = 0
-
-
 @dataclass(frozen=True, slots=True)
 class BlockedEntry:
     target: Target
@@ -163,8 +153,9 @@ class _Disk:
     decode_error: str | None = None
 
 
-class MemoryStore:
-    """One person's (or the shared) ``MEMORY.md`` + ``USER.md`` in ``directory``."""
+class MemoryStore(WriteApproval):
+    """One person's (or the shared) ``MEMORY.md`` + ``USER.md`` in ``directory``; with write
+    approval on, the model's writes are staged (``memory.approval``)."""
 
     def __init__(
         self,
@@ -317,101 +308,6 @@ class MemoryStore:
             current_entries=display(current, target),
             usage=format_usage(now, limit),
         )
-
-    # -- write approval -----------------------------------------------------------------
-
-    def _stage(
-        self, target: Target, ops: Sequence[Operation], batch: bool, turn: MemoryTurn
-    ) -> dict[str, Any]:
-        with file_lock(self.path(target)):
-            applied = self._apply_locked(target, ops, batch)
-        if not applied.changed:
-            return self._success(
-                turn, target, applied.entries, "Entry already exists; nothing to stage.", note=False
-            )
-        item = PendingWrite(new_pending_id(), target, tuple(applied.ops), self._clock(), batch)
-        pending_path = self._pending_path()
-        ensure_private_dir(self.directory)
-        with file_lock(pending_path):
-            items = self._load_pending()
-            while any(p.id == item.id for p in items):
-                item = PendingWrite(
-                    new_pending_id(), target, item.operations, item.created_at, batch
-                )
-            items.append(item)
-            self._save_pending(items)
-        turn.failures = 0
-        return {
-            "success": True,
-            "done": True,
-            "staged": True,
-            "pending_id": item.id,
-            "target": target,
-            "message": (
-                f"Staged for the user's approval as {item.id}; memory is unchanged until they "
-                "approve it. This call is complete: do not repeat it."
-            ),
-        }
-
-    def pending(self) -> list[PendingWrite]:
-        with file_lock(self._pending_path()):
-            return self._load_pending()
-
-    def approve(self, pending_id: str) -> dict[str, Any]:
-        """Apply a staged write if every entry it was pinned to is still there."""
-        pending_path = self._pending_path()
-        ensure_private_dir(self.directory)
-        with file_lock(pending_path):
-            items = self._load_pending()
-            item = next((p for p in items if p.id == pending_id), None)
-            if item is None:
-                return {
-                    "success": False,
-                    "error": f"No pending memory write with id {pending_id!r}.",
-                }
-            turn = MemoryTurn()
-            try:
-                with file_lock(self.path(item.target)):
-                    applied = self._apply_locked(item.target, item.operations, item.batch)
-                    if applied.changed:
-                        self._write(item.target, applied.entries)
-            except Refusal as refusal:
-                stale = refusal.extra.get("stale", False)
-                if stale:
-                    self._save_pending([p for p in items if p.id != pending_id])
-                result = {k: v for k, v in self._failure(turn, refusal).items() if k != "stale"}
-                result["discarded"] = bool(stale)
-                return result
-            self._save_pending([p for p in items if p.id != pending_id])
-        return self._success(
-            turn,
-            item.target,
-            applied.entries,
-            f"Approved {pending_id}: {'; '.join(item.summary())}",
-            echoes=applied.echoes,
-        )
-
-    def reject(self, pending_id: str) -> dict[str, Any]:
-        pending_path = self._pending_path()
-        ensure_private_dir(self.directory)
-        with file_lock(pending_path):
-            items = self._load_pending()
-            if not any(p.id == pending_id for p in items):
-                return {
-                    "success": False,
-                    "error": f"No pending memory write with id {pending_id!r}.",
-                }
-            self._save_pending([p for p in items if p.id != pending_id])
-        return {"success": True, "message": f"Rejected {pending_id}; memory unchanged."}
-
-    def _pending_path(self) -> Path:
-        return self.directory / PENDING_FILE
-
-    def _load_pending(self) -> list[PendingWrite]:
-        return load_pending(self._pending_path())
-
-    def _save_pending(self, items: Sequence[PendingWrite]) -> None:
-        save_pending(self._pending_path(), items)
 
     # -- repair -------------------------------------------------------------------------
 

@@ -27,7 +27,7 @@ import os
 import sys
 import threading
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
@@ -36,7 +36,8 @@ from typing import Any, Protocol, TextIO, TypeVar
 from adapters.base import BotCommand, Forbidden, Sink
 from adapters.console.normalize import normalize
 from adapters.console.render import render
-from adapters.messages import Identity, InboundMessage, OutboundMessage
+from adapters.messages import Button, Identity, InboundMessage, OutboundMessage
+from adapters.skips import SKIP_REASONS, SkipReason
 
 __all__ = ["PROMPT", "QUIT", "THINKING", "ConsoleAdapter", "Control"]
 
@@ -109,6 +110,11 @@ class ConsoleAdapter:
     def connected(self) -> bool:
         return self._reader is not None and not self._closed.is_set()
 
+    @property
+    def skipped(self) -> Mapping[SkipReason, int]:
+        """A typed line is always a message (or nothing, when blank): none is skipped."""
+        return dict.fromkeys(SKIP_REASONS, 0)
+
     async def start(self, sink: Sink) -> None:
         if self.terminal:
             self._setup_terminal()
@@ -156,6 +162,26 @@ class ConsoleAdapter:
         text = render(message)
         if text is None:
             return []
+        self._print(text)
+        return [str(next(self._ids))]
+
+    async def edit(
+        self,
+        chat_id: str,
+        message_id: str,
+        text: str,
+        *,
+        thread_id: str | None = None,
+        buttons: tuple[Button, ...] = (),
+    ) -> None:
+        """A terminal cannot change what it printed: the new text is printed below.
+        (Edits answer button presses, which the console never sends: its buttons are
+        typed as commands.)"""
+        edited = render(OutboundMessage(self.platform, chat_id, text, buttons=buttons))
+        if edited is not None:
+            self._print(edited)
+
+    def _print(self, text: str) -> None:
         if not self.terminal:
             self._write(text + "\n")
         elif self._prompting:  # a notice while they type: above their line, redrawn
@@ -163,7 +189,6 @@ class ConsoleAdapter:
         else:
             self._thinking = False
             self._write(f"{ERASE}{text}\n")
-        return [str(next(self._ids))]
 
     async def typing(self, chat_id: str, thread_id: str | None = None) -> None:
         if self.terminal and self._busy is not None and not self._thinking:

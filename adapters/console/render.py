@@ -6,9 +6,9 @@ titles): ``visible`` shows every character that could drive or hide things on a 
 ``<U+XXXX>``. It is this package's own copy of ``gateway.terminal.visible`` — adapters
 import nothing of the gateway's — and escapes by Unicode category, a superset of it.
 
-Markdown stays as written (it reads well as plain text). A button is shown as the command
-it stands for, which the person can type: ``→ /memory approve 3``. A terminal has no
-message size, so a reply is one chunk whatever its length.
+Markdown stays as written (it reads well as plain text). A button is shown with the
+command it stands for, which the person can type: ``✓ Approve → /memory approve 3``. A
+terminal has no message size, so a reply is one chunk whatever its length.
 """
 
 from __future__ import annotations
@@ -41,5 +41,5 @@ def render(message: OutboundMessage) -> str | None:
     if message.skip_chunks:
         return None
     lines = [visible(message.text.rstrip())]
-    lines += [f"  → {visible(data)}" for _label, data in message.buttons]
+    lines += [f"  {visible(label)} → {visible(data)}" for label, data in message.buttons]
     return "\n".join(lines)

@@ -1,5 +1,6 @@
-"""Discord through discord.py: ``normalize`` (Message -> InboundMessage), ``render``
-(OutboundMessage -> 2,000-character chunks) and ``DiscordAdapter`` (the client lifecycle).
+"""Discord through discord.py: ``normalize`` (Message -> InboundMessage; slash commands and
+button presses too), ``render`` (OutboundMessage -> 2,000-character chunks; buttons become
+components) and ``DiscordAdapter`` (the client lifecycle).
 
 discord.py 2.x imports the stdlib ``audioop`` for voice support, which Python 3.11-3.12 flag
 with a DeprecationWarning at import time. The first import happens here with that one warning
@@ -15,7 +16,7 @@ with warnings.catch_warnings():
     import discord  # noqa: F401
 
 from adapters.discord.client import DiscordAdapter
-from adapters.discord.normalize import identity, normalize, normalize_interaction
+from adapters.discord.normalize import identity, normalize, normalize_interaction, normalize_press
 from adapters.discord.probe import probe
 from adapters.discord.render import render
 
@@ -24,6 +25,7 @@ __all__ = [
     "identity",
     "normalize",
     "normalize_interaction",
+    "normalize_press",
     "probe",
     "render",
 ]

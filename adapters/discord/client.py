@@ -25,7 +25,10 @@ Inbound. Every MESSAGE_CREATE goes through ``normalize`` to ``sink``. Slash comm
 option ``args``; admin commands carry ``default_member_permissions`` (Administrator).
 The interaction is deferred at once (Discord's 3-second rule; ephemeral in guilds, so command
 output is private to whoever asked), remembered, and handed to ``sink`` as
-``InboundMessage(is_command=True, text="/name args", message_id=<interaction id>)``.
+``InboundMessage(is_command=True, text="/name args", message_id=<interaction id>)``. An event
+discord.py cannot parse, or one ``normalize`` cannot map, is logged, counted in ``skipped``
+and dropped; the connection reads on (``intake`` says how, and why discord.py alone would
+have ended it).
 
 Outbound. ``send`` renders (2,000 characters, fences intact), skips ``skip_chunks``, and
 sends with ``AllowedMentions.none()`` (nothing in a reply can ping). A reply to a deferred
@@ -44,9 +47,9 @@ minimum is 30 s) raise ``discord.RateLimited`` instead, translated to ``RateLimi
 gateway to retry later. Note discord.py also retries 500/502/504/524 itself (sleeping 1, 3, 5,
 7, 9 s), so one request may take 25 s: ``request_timeout`` bounds each one.
 
-Errors, always with ``sent`` (ids already delivered): RateLimited / 429 -> ``RateLimited``;
-403 -> ``Forbidden``; 404 -> ``NotFound``; 5xx, aiohttp and timeouts -> ``Unavailable``;
-other HTTP errors -> ``BadRequest``.
+Buttons, presses and edits: ``adapters.discord.components``. Errors (``errors.translate``),
+always with ``sent`` (ids already delivered): 429 -> ``RateLimited``; 403 -> ``Forbidden``;
+404 -> ``NotFound``; 5xx, aiohttp and timeouts -> ``Unavailable``; others -> ``BadRequest``.
 """
 
 from __future__ import annotations
@@ -57,8 +60,8 @@ import io
 import logging
 import re
 import time
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import aiohttp
@@ -67,39 +70,27 @@ import yarl
 from discord import app_commands
 
 from adapters.base import (
-    BadRequest,
     BotCommand,
     Forbidden,
     NotFound,
-    PlatformError,
-    RateLimited,
     Sink,
     Unavailable,
 )
 from adapters.chunking import REPLY_FILE, file_caption, fold
-from adapters.discord.normalize import normalize, normalize_interaction
+from adapters.discord.components import Deferred, acknowledge, edit, make_view
+from adapters.discord.errors import NO_PINGS, TOKEN_GONE, snowflake, translate
+from adapters.discord.intake import Client as _Client
+from adapters.discord.intake import Tree, guard_parsers, normalised
+from adapters.discord.normalize import normalize, normalize_interaction, normalize_press
 from adapters.discord.render import render
-from adapters.messages import InboundMessage, OutboundMessage
+from adapters.messages import Button, InboundMessage, OutboundMessage
+from adapters.skips import SkipReason, Skips
 
 __all__ = ["DiscordAdapter"]
 
 log = logging.getLogger(__name__)
 
-_NO_PINGS = discord.AllowedMentions.none()
-_TOKEN_GONE = (10015, 50027)  # Unknown Webhook, Invalid Webhook Token
 _MAX_PENDING = 1000
-
-
-@dataclass
-class _Pending:
-    """A deferred interaction waiting for its answer."""
-
-    interaction: discord.Interaction[Any]
-    created: float  # time.monotonic()
-    ephemeral: bool
-    deferred: bool  # False: the defer failed, so the token cannot answer
-    original_used: bool = False
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 _COMMAND_NAME = re.compile(r"[-_a-z0-9]{1,32}")
@@ -118,64 +109,6 @@ def _content(chunk: str | _WholeText) -> dict[str, Any]:
         return {"content": chunk}
     data = io.BytesIO(chunk.text.encode("utf-8"))
     return {"content": file_caption(chunk.text), "file": discord.File(data, REPLY_FILE)}
-
-
-def _snowflake(value: str | None) -> int | None:
-    return int(value) if value is not None and value.isdigit() else None
-
-
-def _retry_after(exc: discord.HTTPException) -> float:
-    headers = getattr(exc.response, "headers", None) or {}
-    for name in ("Retry-After", "X-RateLimit-Reset-After"):
-        with contextlib.suppress(KeyError, TypeError, ValueError):
-            return float(headers[name])
-    return 5.0
-
-
-def _translate(exc: BaseException, sent: Sequence[str]) -> PlatformError | None:
-    """The gateway's error for a library error; None for anything else (a bug: re-raise)."""
-    if isinstance(exc, discord.RateLimited):
-        return RateLimited("Discord rate limit", exc.retry_after, sent=sent)
-    if isinstance(exc, discord.HTTPException):
-        detail = f"Discord {exc.status} (code {exc.code}): {exc.text}"
-        if exc.status == 429:
-            return RateLimited(detail, _retry_after(exc), sent=sent)
-        if exc.status in (401, 403):
-            return Forbidden(detail, sent=sent)
-        if exc.status == 404:
-            return NotFound(detail, sent=sent)
-        if exc.status >= 500:
-            return Unavailable(detail, sent=sent)
-        return BadRequest(detail, sent=sent)
-    if isinstance(exc, (aiohttp.ClientError, TimeoutError, OSError, discord.ConnectionClosed)):
-        return Unavailable(f"Discord unreachable: {type(exc).__name__}", sent=sent)
-    return None
-
-
-class _Client(discord.Client):
-    def __init__(self, adapter: DiscordAdapter, **options: Any) -> None:
-        super().__init__(**options)
-        self.adapter = adapter
-
-    async def on_message(self, message: discord.Message) -> None:
-        await self.adapter._on_message(message)
-
-
-class _Tree(app_commands.CommandTree[_Client]):
-    async def on_error(
-        self, interaction: discord.Interaction[_Client], error: app_commands.AppCommandError
-    ) -> None:
-        """A command Discord still lists but we no longer hold (a restart before
-        ``set_commands``) is answered like a known one; other errors are logged."""
-        data: Any = interaction.data or {}
-        if isinstance(error, app_commands.CommandNotFound) and "name" in data:
-            options = {o.get("name"): o.get("value") for o in data.get("options", [])}
-            args = options.get("args")
-            await self.client.adapter._on_command(
-                interaction, str(data["name"]), args if isinstance(args, str) else None
-            )
-            return
-        await super().on_error(interaction, error)
 
 
 class DiscordAdapter:
@@ -207,12 +140,13 @@ class DiscordAdapter:
         self._interaction_ttl = interaction_ttl
         self._shutdown_timeout = shutdown_timeout
         self._client: _Client | None = None
-        self._tree: _Tree | None = None
+        self._tree: Tree | None = None
+        self._skips = Skips(self.platform, log)
         self._task: asyncio.Task[None] | None = None
         self._failure: BaseException | None = None
         self._sink: Sink | None = None
         self._handlers: set[asyncio.Task[Any]] = set()
-        self._pending: dict[int, _Pending] = {}
+        self._pending: dict[int, Deferred] = {}
         self._command_names: frozenset[str] | None = None
         self._saved_hooks: tuple[str, yarl.URL] | None = None
 
@@ -228,6 +162,10 @@ class DiscordAdapter:
             return False
         return client.ws is not None and client.ws.open
 
+    @property
+    def skipped(self) -> Mapping[SkipReason, int]:
+        return self._skips.counts
+
     async def start(self, sink: Sink) -> None:
         if self._client is not None:
             raise RuntimeError("DiscordAdapter is already started")
@@ -236,13 +174,16 @@ class DiscordAdapter:
         intents.message_content = True  # privileged: enable it in the developer portal
         intents.dm_messages = intents.guild_messages = True
         client = _Client(
-            self,
+            self._on_message,
+            self._on_press,
             intents=intents,
             guild_ready_timeout=self._guild_ready_timeout,
             chunk_guilds_at_startup=False,
             max_ratelimit_timeout=self._max_ratelimit_timeout,
         )
-        self._client, self._tree, self._sink = client, _Tree(client), sink
+        guard_parsers(client, self._skips)
+        tree = Tree(client, skips=self._skips, on_unknown=self._on_command)
+        self._client, self._tree, self._sink = client, tree, sink
         self._failure = None
         try:
             async with asyncio.timeout(self._ready_timeout):
@@ -269,7 +210,7 @@ class DiscordAdapter:
             )
         if isinstance(exc, TimeoutError):
             return Unavailable(f"Discord did not become ready within {self._ready_timeout:g}s")
-        translated = _translate(exc, ())
+        translated = translate(exc, ())
         if translated is not None:
             return Unavailable(f"could not connect to Discord: {translated}")
         return exc
@@ -361,13 +302,23 @@ class DiscordAdapter:
         client = self._client
         if client is None or client.user is None:
             return
-        inbound = normalize(message, bot_id=client.user.id, command_names=self._command_names)
+        bot_id, names = client.user.id, self._command_names
+        inbound = normalised(
+            self._skips, "MESSAGE_CREATE", message.id,
+            lambda: normalize(message, bot_id=bot_id, command_names=names),
+        )  # fmt: skip
         if inbound is not None:
             await self._deliver(inbound)
 
     async def _on_command(
         self, interaction: discord.Interaction[Any], name: str, args: str | None
     ) -> None:
+        inbound = normalised(  # first: what we cannot answer is not deferred
+            self._skips, "INTERACTION_CREATE", interaction.id,
+            lambda: normalize_interaction(interaction, name=name, args=args),
+        )  # fmt: skip
+        if inbound is None:
+            return
         ephemeral = interaction.guild_id is not None
         deferred = False
         try:
@@ -375,15 +326,31 @@ class DiscordAdapter:
                 await interaction.response.defer(ephemeral=ephemeral, thinking=True)
             deferred = True
         except (discord.DiscordException, aiohttp.ClientError, TimeoutError, OSError) as exc:
-            log.warning("discord: could not defer /%s: %s", name, _translate(exc, ()) or exc)
+            log.warning("discord: could not defer /%s: %s", name, translate(exc, ()) or exc)
         # remembered even when the defer failed: the answer then takes the fallback route,
         # which keeps guild command output out of the public channel
-        self._remember(_Pending(interaction, time.monotonic(), ephemeral, deferred))
-        inbound = normalize_interaction(interaction, name=name, args=args)
-        if inbound is not None:
-            await self._deliver(inbound)
+        self._remember(Deferred(interaction, time.monotonic(), ephemeral, deferred))
+        await self._deliver(inbound)
 
-    def _remember(self, pending: _Pending) -> None:
+    async def _on_press(self, interaction: discord.Interaction[Any]) -> None:
+        """A button press: acknowledged at once, remembered (answers go as followups, the
+        edit of its message through its token), then normalised for the sink."""
+        client = self._client
+        if client is None or client.user is None:
+            return
+        bot_id = client.user.id
+        inbound = normalised(  # first: what we cannot answer is not acknowledged
+            self._skips, "INTERACTION_CREATE", interaction.id,
+            lambda: normalize_press(interaction, bot_id=bot_id),
+        )  # fmt: skip
+        if inbound is None:
+            return
+        deferred = await acknowledge(interaction, self._request_timeout)
+        ephemeral = interaction.guild_id is not None
+        self._remember(Deferred(interaction, time.monotonic(), ephemeral, deferred, True))
+        await self._deliver(inbound)
+
+    def _remember(self, pending: Deferred) -> None:
         now = time.monotonic()
         for key in [k for k, p in self._pending.items() if now - p.created > self._interaction_ttl]:
             del self._pending[key]
@@ -432,33 +399,44 @@ class DiscordAdapter:
             async with asyncio.timeout(self._request_timeout):
                 await tree.sync()
         except Exception as exc:
-            raise (_translate(exc, ()) or exc) from exc
+            raise (translate(exc, ()) or exc) from exc
 
     # -- outbound -------------------------------------------------------------------------
 
     async def private_chat(self, user_id: str) -> str:
         """The user's DM channel (``POST /users/@me/channels``; discord.py's cache first)."""
         client = self._running()
-        target = _snowflake(user_id)
+        target = snowflake(user_id)
         if target is None:
             raise NotFound(f"not a Discord user id: {user_id!r}")
         try:
             async with asyncio.timeout(self._request_timeout):
                 channel = await client.create_dm(discord.Object(id=target))
         except Exception as exc:
-            raise (_translate(exc, ()) or exc) from exc
+            raise (translate(exc, ()) or exc) from exc
         return str(channel.id)
+
+    async def edit(
+        self, chat_id: str, message_id: str, text: str, *,
+        thread_id: str | None = None, buttons: tuple[Button, ...] = (),
+    ) -> None:  # fmt: skip
+        """``components.edit``: through a fresh press on the message, else the channel."""
+        channel, target = snowflake(thread_id or chat_id), snowflake(message_id)
+        if channel is None or target is None:
+            raise NotFound(f"not a Discord message: {chat_id!r}/{message_id!r}")
+        await edit(self._running(), channel, target, text, buttons, presses=self._pending,
+                   ttl=self._interaction_ttl, timeout=self._request_timeout)  # fmt: skip
 
     async def typing(self, chat_id: str, thread_id: str | None = None) -> None:
         client = self._running()
-        target = _snowflake(thread_id or chat_id)
+        target = snowflake(thread_id or chat_id)
         if target is None:
             raise NotFound(f"not a Discord channel id: {thread_id or chat_id!r}")
         try:
             async with asyncio.timeout(self._request_timeout):
                 await client.get_partial_messageable(target).typing()
         except Exception as exc:
-            raise (_translate(exc, ()) or exc) from exc
+            raise (translate(exc, ()) or exc) from exc
 
     async def send(self, message: OutboundMessage) -> list[str]:
         chunks: list[str | _WholeText] = list(render(message))
@@ -469,19 +447,19 @@ class DiscordAdapter:
         chunks = chunks[message.skip_chunks :]
         if not chunks:
             return []
-        reply_id = _snowflake(message.reply_to_message_id)
+        reply_id = snowflake(message.reply_to_message_id)
         pending = self._pending.get(reply_id) if reply_id is not None else None
         if pending is not None:
             return await self._answer(client, pending, chunks, message)
-        target = _snowflake(message.thread_id or message.chat_id)
+        target = snowflake(message.thread_id or message.chat_id)
         if target is None:
             raise NotFound(f"not a Discord channel id: {message.thread_id or message.chat_id!r}")
         reply = message.reply_to_message_id if message.skip_chunks == 0 else None
-        return await self._post(client, target, chunks, reply, [])
+        return await self._post(client, target, chunks, reply, [], buttons=message.buttons)
 
     async def _post(
         self, client: _Client, target: int, chunks: Sequence[str | _WholeText],
-        reply: str | None, sent: list[str],
+        reply: str | None, sent: list[str], *, buttons: tuple[Button, ...] = (),
     ) -> list[str]:  # fmt: skip
         channel: Any = client.get_channel(target)
         if not isinstance(channel, discord.abc.Messageable):
@@ -495,17 +473,18 @@ class DiscordAdapter:
             try:
                 async with asyncio.timeout(self._request_timeout):
                     posted = await channel.send(
-                        **_content(chunk), reference=reference, allowed_mentions=_NO_PINGS
-                    )
+                        **_content(chunk), reference=reference, allowed_mentions=NO_PINGS,
+                        **_view(buttons, index == len(chunks) - 1),
+                    )  # fmt: skip
             except Exception as exc:
-                raise (_translate(exc, sent) or exc) from exc
+                raise (translate(exc, sent) or exc) from exc
             sent.append(str(posted.id))
         return sent
 
     async def _answer(
         self,
         client: _Client,
-        pending: _Pending,
+        pending: Deferred,
         chunks: Sequence[str | _WholeText],
         message: OutboundMessage,
     ) -> list[str]:
@@ -516,41 +495,51 @@ class DiscordAdapter:
                 expired = time.monotonic() - pending.created > self._interaction_ttl
                 if expired or not pending.deferred:
                     return await self._fallback(client, pending, chunks[index:], message, sent)
+                view = _view(message.buttons, index == len(chunks) - 1)
                 try:
                     async with asyncio.timeout(self._request_timeout):
                         if not pending.original_used and isinstance(chunk, str):
                             posted: discord.Message = await interaction.edit_original_response(
-                                content=chunk, allowed_mentions=_NO_PINGS
+                                content=chunk, allowed_mentions=NO_PINGS, **view
                             )
                             pending.original_used = True
                         else:
                             posted = await interaction.followup.send(
                                 **_content(chunk),
                                 ephemeral=pending.ephemeral,
-                                allowed_mentions=_NO_PINGS,
+                                allowed_mentions=NO_PINGS,
                                 wait=True,
+                                **view,
                             )
                 except discord.HTTPException as exc:
-                    if exc.code in _TOKEN_GONE:
+                    if exc.code in TOKEN_GONE:
                         return await self._fallback(client, pending, chunks[index:], message, sent)
-                    raise (_translate(exc, sent) or exc) from exc
+                    raise (translate(exc, sent) or exc) from exc
                 except Exception as exc:
-                    raise (_translate(exc, sent) or exc) from exc
+                    raise (translate(exc, sent) or exc) from exc
                 sent.append(str(posted.id))
         return sent
 
     async def _fallback(
-        self, client: _Client, pending: _Pending, chunks: Sequence[str | _WholeText],
+        self, client: _Client, pending: Deferred, chunks: Sequence[str | _WholeText],
         message: OutboundMessage, sent: list[str],
     ) -> list[str]:  # fmt: skip
         """The interaction cannot answer (token expired or gone, or never deferred): a DM
         interaction continues in its channel, a guild one (private output) in the asker's DM."""
         self._pending.pop(pending.interaction.id, None)
         if not pending.ephemeral:
-            return await self._post(client, int(message.chat_id), chunks, None, sent)
+            return await self._post(
+                client, int(message.chat_id), chunks, None, sent, buttons=message.buttons
+            )
         try:
             async with asyncio.timeout(self._request_timeout):
                 dm = await pending.interaction.user.create_dm()
         except Exception as exc:
-            raise (_translate(exc, sent) or exc) from exc
-        return await self._post(client, dm.id, chunks, None, sent)
+            raise (translate(exc, sent) or exc) from exc
+        return await self._post(client, dm.id, chunks, None, sent, buttons=message.buttons)
+
+
+def _view(buttons: tuple[Button, ...], last: bool) -> dict[str, Any]:
+    """``view=`` for a send: the buttons ride on the last chunk only."""
+    view = make_view(buttons) if last else None
+    return {"view": view} if view is not None else {}

@@ -23,19 +23,24 @@ Mapping:
   stray ``/shrug`` in a busy channel does not summon the bot.
 - Ignored (None): the bot's own messages, system messages (any type but default and reply),
   and messages with neither text nor attachments.
+- A button press (``normalize_press``: a MESSAGE_COMPONENT interaction on one of the bot's
+  messages) -> ``is_callback``, ``text`` = the button's ``custom_id``, ``message_id`` = the
+  interaction id (answers to it go through the interaction), ``reply_to_message_id`` = the
+  pressed message, ``pressed`` = its content and the buttons it carries,
+  ``private_reply`` in a guild (the answers are ephemeral).
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Collection
-from typing import Literal
+from typing import Any, Literal
 
 import discord
 
-from adapters.messages import Attachment, ChatType, Identity, InboundMessage
+from adapters.messages import Attachment, Button, ChatType, Identity, InboundMessage, Pressed
 
-__all__ = ["identity", "normalize", "normalize_interaction"]
+__all__ = ["buttons_of", "identity", "normalize", "normalize_interaction", "normalize_press"]
 
 PLATFORM = "discord"
 _ACCEPTED_TYPES = (discord.MessageType.default, discord.MessageType.reply)
@@ -160,4 +165,50 @@ def normalize_interaction(
         thread_id=thread_id,
         is_command=True,
         private_reply=interaction.guild_id is not None,
+    )
+
+
+def buttons_of(message: discord.Message) -> tuple[Button, ...]:
+    """The buttons a message carries, as ``(label, custom_id)``, row by row."""
+    return tuple(
+        (child.label or "", child.custom_id)
+        for row in message.components
+        if isinstance(row, discord.ActionRow)
+        for child in row.children
+        if isinstance(child, discord.Button) and child.custom_id is not None
+    )
+
+
+def normalize_press(interaction: discord.Interaction, *, bot_id: int) -> InboundMessage | None:
+    """A press of a button on one of the bot's messages as ``InboundMessage(is_callback=
+    True, text=<custom_id>)``; None for any other interaction or component."""
+    data: Any = interaction.data or {}
+    message = interaction.message
+    custom_id = data.get("custom_id")
+    if (
+        interaction.type is not discord.InteractionType.component
+        or data.get("component_type") != discord.ComponentType.button.value
+        or not isinstance(custom_id, str)
+        or message is None
+        or message.author.id != bot_id
+        or interaction.channel_id is None
+    ):
+        return None
+    chat_id, chat_type, thread_id = _where(
+        interaction.channel, interaction.guild_id, interaction.channel_id
+    )
+    return InboundMessage(
+        platform=PLATFORM,
+        chat_id=chat_id,
+        chat_type=chat_type,
+        sender=identity(interaction.user),
+        text=custom_id,
+        message_id=str(interaction.id),
+        timestamp=interaction.created_at,
+        thread_id=thread_id,
+        reply_to_message_id=str(message.id),
+        replies_to_bot=True,
+        is_callback=True,
+        private_reply=interaction.guild_id is not None,
+        pressed=Pressed(message.content, buttons_of(message)),
     )

@@ -7,12 +7,16 @@ either: what matters there is that ``@everyone``, ``@here`` and ``<@id>``/``<@&i
 cannot ping anyone, and that is enforced when sending (``AllowedMentions.none()``), not by
 mangling the text.
 
-Buttons are rendered as text lines at the end (``Approve 3 → /memory approve 3``): their data
-is a command the person can type (or pick from the slash menu), which keeps the adapter free
-of component state. The lines join the text before splitting, so they count toward the limit.
+Buttons go out as real components (``adapters.discord.components``), on the last chunk.
+Their data is a command, so a button whose command the text does not show already also
+gets a line at the end (``Approve 3 → /memory approve 3``): the person can always type it
+(or pick it from the slash menu), and a button Discord could not carry is not lost. The
+lines join the text before splitting, so they count toward the limit.
 """
 
 from __future__ import annotations
+
+import re
 
 from adapters.chunking import split_message
 from adapters.messages import OutboundMessage
@@ -25,6 +29,8 @@ LIMIT = 2000
 def _button_lines(message: OutboundMessage) -> str:
     lines = []
     for label, data in message.buttons:
+        if re.search(re.escape(data) + r"(?!\S)", message.text):
+            continue  # the text already says what to type
         lines.append(f"{label} → {data}" if label.strip() and label != data else f"→ {data}")
     return "\n".join(lines)
 

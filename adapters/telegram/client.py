@@ -10,24 +10,20 @@ Lifecycle (``start`` -> ``stop``)::
     stop:  end the loop (an in-flight long poll is cancelled), confirm the offset of every
            update already handed to the sink, close the listener, Application.shutdown()
 
-Why our own getUpdates loop instead of ``Updater.start_polling``: PTB's
-``network_retry_loop`` (``telegram/ext/_utils/networkloop.py``) retries a failed getUpdates
-on a fixed schedule with no jitter (1 s, then x1.5 per failure up to 30 s), retries a
-``TimedOut`` at once, waits ``retry_after + 0.5`` s on 429, and reports only the
-non-timeout errors to ``error_callback`` (never the recovery), and nothing of this is
-configurable (``poll_interval`` only spaces successful polls). It also confirms updates
-before they are handled (the offset moves as soon as they are queued). The loop here
-(~40 lines) backs off exponentially with equal jitter (``backoff_delay``: between half and
-all of ``min(cap, base * 2**(n-1))``), tracks ``connected`` on every success and failure,
-and advances the offset only past updates the sink has received, so a crash re-delivers
-rather than loses (the gateway deduplicates on ``update_id``). ``drop_pending_updates`` is
-never used, for the same reason.
+Polling is our own getUpdates loop (``polling.Poller``; why not ``Updater.start_polling``
+is written there), which reads each update of a batch on its own (``updates.read``).
 
 Why not ``Updater.start_webhook``: it needs the ``python-telegram-bot[webhooks]`` extra
 (tornado), which is not a dependency. aiohttp (already installed with discord.py) serves the
 webhook instead, with PTB's handler rules: POST with ``Content-Type: application/json``, the
 ``X-Telegram-Bot-Api-Secret-Token`` header compared in constant time (403 otherwise), 400 for
-a body that is not an update, 200 once the sink has it.
+a body that is not JSON, 200 once the sink has it. Unlike PTB's handler (400), a JSON body
+that is not a usable update gets 200: Telegram retries every non-2xx delivery, and one that
+can never be read would come back forever.
+
+Skipped updates (see ``adapters.skips``): one PTB cannot read (polling or webhook) counts as
+``unparsable``; one ``normalize`` raises on as ``unnormalisable``. Each is logged with its
+``update_id`` and kind, confirmed and skipped; the next update is handled normally.
 
 Sending never retries or waits: there is no ``AIORateLimiter``; a 429 becomes
 ``RateLimited(retry_after, sent=...)`` at once and the gateway waits for that chat only.
@@ -35,7 +31,8 @@ Errors are translated into the ``adapters.base`` family (``RetryAfter`` -> ``Rat
 ``Forbidden``/bad token -> ``Forbidden``, "chat not found"/"message thread not found"/
 ``ChatMigrated`` -> ``NotFound``, other ``BadRequest`` -> ``BadRequest``, network trouble,
 timeouts and 5xx -> ``Unavailable``), always with the ids already sent. When Telegram
-cannot parse a chunk's HTML, that chunk is sent again as its plain Markdown source.
+cannot parse a chunk's HTML, that chunk is sent again as its plain Markdown source. ``edit``
+(editMessageText) takes an edit that changes nothing ("message is not modified") as done.
 
 Secrets: PTB puts the token in every request URL, which httpx logs at INFO
 (``HTTP Request: POST https://api.telegram.org/bot<token>/getMe ...``), in a DEBUG line of
@@ -53,12 +50,9 @@ import contextlib
 import hmac
 import json
 import logging
-import random
 import re
-import warnings
 from collections import Counter
-from collections.abc import Awaitable, Coroutine, Sequence
-from datetime import timedelta
+from collections.abc import Awaitable, Coroutine, Mapping, Sequence
 from typing import Any, Literal, TypeVar
 
 from aiohttp import web
@@ -67,8 +61,6 @@ from telegram import (
 )
 from telegram import (
     BotCommandScopeChat,
-    InlineKeyboardButton,
-    InlineKeyboardMarkup,
     InputFile,
     Message,
     ReplyParameters,
@@ -77,7 +69,6 @@ from telegram import (
 from telegram import error as tg
 from telegram.constants import ChatAction
 from telegram.ext import Application, ApplicationBuilder, ContextTypes, ExtBot, TypeHandler
-from telegram.warnings import PTBDeprecationWarning
 
 from adapters.base import (
     BadRequest,
@@ -90,27 +81,21 @@ from adapters.base import (
     Unavailable,
 )
 from adapters.chunking import REPLY_FILE, file_caption, fold
-from adapters.messages import OutboundMessage
+from adapters.messages import Button, OutboundMessage
+from adapters.skips import SkipReason, Skips
+from adapters.telegram import updates
 from adapters.telegram.normalize import normalize
-from adapters.telegram.render import Chunk, render
+from adapters.telegram.polling import Poller, retry_after
+from adapters.telegram.render import Chunk, keyboard, render
 
-__all__ = ["TelegramAdapter", "backoff_delay", "menu_for"]
+__all__ = ["TelegramAdapter", "menu_for"]
 
 _LOGGER = logging.getLogger(__name__)
 _T = TypeVar("_T")
 _ALLOWED_UPDATES = ("message", "callback_query")
 _PARSE_FAILURES = ("can't parse entities", "message text is empty")
+_GONE = ("chat not found", "thread not found", "message to edit not found")
 _SECRET_HEADER = "X-Telegram-Bot-Api-Secret-Token"  # noqa: S105 -- a header name
-
-
-def backoff_delay(
-    failures: int, *, base: float, cap: float, rng: random.Random | None = None
-) -> float:
-    """Seconds to wait after ``failures`` consecutive failures: equal jitter, between half
-    and all of ``min(cap, base * 2 ** (failures - 1))``, so it grows and never synchronises."""
-    step = min(cap, base * 2.0 ** min(64, max(0, failures - 1)))
-    jitter: float = (rng or random).uniform(0, step / 2)  # jitter, not cryptography
-    return step / 2 + jitter
 
 
 class _TokenRedactor(logging.Filter):
@@ -142,7 +127,7 @@ class _TokenRedactor(logging.Filter):
 
     def register(self, token: str) -> None:
         names = [n for n in logging.root.manager.loggerDict if n.startswith("telegram")]
-        for name in ["httpx", "httpcore", __name__, *names]:
+        for name in ["httpx", "httpcore", __name__, Poller.__module__, *names]:
             logger = logging.getLogger(name)
             if self not in logger.filters:
                 logger.addFilter(self)
@@ -207,21 +192,27 @@ class TelegramAdapter:
         self._bot_id = 0
         self._bot_username = ""
         self._connected = False
-        self._stopping = asyncio.Event()
         self._lifecycle = asyncio.Lock()
+        self._poller: Poller | None = None
         self._poll_task: asyncio.Task[None] | None = None
-        self._fetching = False
-        self._offset: int | None = None
-        self._unconfirmed = False
         self._runner: web.AppRunner | None = None
-        self.poll_failures = 0
-        """Consecutive failed getUpdates calls (0 while polling works)."""
+        self._skips = Skips(self.platform, _LOGGER)
 
     # -- lifecycle ---------------------------------------------------------------------
 
     @property
     def connected(self) -> bool:
-        return self._connected
+        poller = self._poller
+        return self._connected and (poller is None or poller.connected)
+
+    @property
+    def poll_failures(self) -> int:
+        """Consecutive failed getUpdates calls (0 while polling works)."""
+        return 0 if self._poller is None else self._poller.failures
+
+    @property
+    def skipped(self) -> Mapping[SkipReason, int]:
+        return self._skips.counts
 
     @property
     def bot_username(self) -> str:
@@ -252,7 +243,6 @@ class TelegramAdapter:
             except BaseException:
                 _REDACTOR.unregister(self._token)
                 raise
-            self.poll_failures = 0
             try:
                 await app.initialize()
                 self._bot_id, self._bot_username = app.bot.id, app.bot.username
@@ -260,13 +250,13 @@ class TelegramAdapter:
                 app.add_error_handler(self._on_error)
                 await app.start()
                 self._app, self._sink = app, sink
-                self._stopping.clear()
                 if self.mode == "webhook":
                     await self._start_webhook(app)
                 else:
                     await app.bot.delete_webhook(drop_pending_updates=False)
+                    self._poller = self._make_poller(app)
                     self._poll_task = asyncio.create_task(
-                        self._poll(app), name=f"telegram:{self._bot_username}:poll"
+                        self._poller.run(), name=f"telegram:{self._bot_username}:poll"
                     )
                 self._connected = True
             except tg.TelegramError as exc:
@@ -289,15 +279,16 @@ class TelegramAdapter:
 
     async def _teardown(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
         self._connected = False
-        self._stopping.set()
         try:
             task, self._poll_task = self._poll_task, None
-            if task is not None:
-                if self._fetching:
+            poller, self._poller = self._poller, None
+            if task is not None and poller is not None:
+                poller.stop()
+                if poller.fetching:
                     task.cancel()  # an idle long poll; updates it brings back stay unconfirmed
                 with contextlib.suppress(asyncio.CancelledError):
                     await task
-                await self._confirm(app)
+                await poller.confirm()
             runner, self._runner = self._runner, None
             if runner is not None:
                 await runner.cleanup()
@@ -335,74 +326,18 @@ class TelegramAdapter:
 
     # -- receiving ---------------------------------------------------------------------
 
-    async def _poll(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
-        poll_timeout = timedelta(seconds=self._poll_timeout)
-        while not self._stopping.is_set():
-            try:
-                updates = await self._get_updates(app, poll_timeout)
-            except tg.RetryAfter as exc:
-                await self._pause(_retry_after(exc))
-                continue
-            except Exception as exc:
-                self.poll_failures += 1
-                self._connected = False
-                delay = backoff_delay(
-                    self.poll_failures, base=self._backoff_base, cap=self._backoff_cap
-                )
-                _LOGGER.warning(
-                    "telegram: getUpdates failed %d time(s) in a row (%s: %s); retrying in %.2f s",
-                    self.poll_failures,
-                    type(exc).__name__,
-                    _REDACTOR.redact(str(exc)),
-                    delay,
-                )
-                await self._pause(delay)
-                continue
-            if self.poll_failures:
-                _LOGGER.info("telegram: getUpdates works again")
-            self.poll_failures = 0
-            self._connected = True
-            self._unconfirmed = False
-            for update in updates:
-                await app.process_update(update)
-                self._offset = update.update_id + 1
-                self._unconfirmed = True
-
-    async def _get_updates(
-        self, app: Application[Any, Any, Any, Any, Any, Any], poll_timeout: timedelta
-    ) -> tuple[Update, ...]:
-        """One long poll; ``_fetching`` tells ``stop`` it may cancel it without loss."""
-        self._fetching = True
-        try:
-            updates: tuple[Update, ...] = await app.bot.get_updates(
-                offset=self._offset, timeout=poll_timeout, allowed_updates=self._allowed_updates
-            )
-            return updates
-        finally:
-            self._fetching = False
-
-    async def _pause(self, seconds: float) -> None:
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._stopping.wait(), seconds)
-
-    async def _confirm(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
-        """Tell Telegram the updates handed to the sink are done (as Updater does on stop)."""
-        if not self._unconfirmed:
-            return
-        try:
-            await app.bot.get_updates(
-                offset=self._offset,
-                timeout=0,
-                allowed_updates=self._allowed_updates,
-                read_timeout=min(2.0, self._request_timeout),  # stop stays quick if it is down
-            )
-            self._unconfirmed = False
-        except tg.TelegramError as exc:
-            _LOGGER.warning(
-                "telegram: could not confirm handled updates (%s); they will be delivered "
-                "again and deduplicated",
-                _REDACTOR.redact(str(exc)),
-            )
+    def _make_poller(self, app: Application[Any, Any, Any, Any, Any, Any]) -> Poller:
+        return Poller(
+            app.bot,
+            handle=app.process_update,
+            skips=self._skips,
+            redact=_REDACTOR.redact,
+            allowed_updates=self._allowed_updates,
+            poll_timeout=self._poll_timeout,
+            request_timeout=self._request_timeout,
+            backoff_base=self._backoff_base,
+            backoff_cap=self._backoff_cap,
+        )
 
     async def _start_webhook(self, app: Application[Any, Any, Any, Any, Any, Any]) -> None:
         listener = web.Application()
@@ -432,10 +367,14 @@ class TelegramAdapter:
                 return web.Response(status=403)
         try:
             data = json.loads(await request.read())
-            update = Update.de_json(data, app.bot)
-        except Exception:
-            _LOGGER.warning("telegram: the webhook received a body that is not an update")
+        except ValueError:
+            _LOGGER.warning("telegram: the webhook received a body that is not JSON")
             return web.Response(status=400)
+        try:
+            update = updates.read(data, app.bot)
+        except Exception as exc:  # acknowledged: Telegram would retry it forever
+            self._skips.skip(updates.name(data), "unparsable", exc)
+            return web.Response(status=200)
         await app.process_update(update)
         return web.Response(status=200)
 
@@ -448,7 +387,11 @@ class TelegramAdapter:
                 _LOGGER.warning(
                     "telegram: answerCallbackQuery failed: %s", _REDACTOR.redact(str(exc))
                 )
-        inbound = normalize(update, bot_id=self._bot_id, bot_username=self._bot_username)
+        try:
+            inbound = normalize(update, bot_id=self._bot_id, bot_username=self._bot_username)
+        except Exception as exc:  # a shape PTB accepted and we cannot map: skip, never stall
+            self._skips.skip(updates.name(update), "unnormalisable", exc)
+            return
         if inbound is not None and self._sink is not None:
             await self._sink(inbound)
 
@@ -504,21 +447,13 @@ class TelegramAdapter:
         reply: ReplyParameters | None,
     ) -> Message:
         """The whole reply as ``reply.md`` (sendDocument), with the buttons, if any."""
-        markup = None
-        if message.buttons:
-            markup = InlineKeyboardMarkup(
-                [
-                    [InlineKeyboardButton(label, callback_data=data)]
-                    for label, data in message.buttons
-                ]
-            )
         return await bot.send_document(
             chat_id,
             InputFile(message.text.encode("utf-8"), filename=REPLY_FILE),
             caption=file_caption(message.text),
             message_thread_id=thread_id,
             reply_parameters=reply,
-            reply_markup=markup,
+            reply_markup=keyboard(message.buttons),
         )
 
     async def _send_chunk(
@@ -529,11 +464,7 @@ class TelegramAdapter:
         chunk: Chunk,
         reply: ReplyParameters | None,
     ) -> Message:
-        markup = None
-        if chunk.buttons:
-            markup = InlineKeyboardMarkup(
-                [[InlineKeyboardButton(label, callback_data=data)] for label, data in chunk.buttons]
-            )
+        markup = keyboard(chunk.buttons)
 
         def attempt(text: str, parse_mode: str | None) -> Coroutine[Any, Any, Message]:
             return bot.send_message(
@@ -555,6 +486,24 @@ class TelegramAdapter:
                 "telegram: HTML refused (%s); sending the chunk as plain text", exc.message
             )
             return await attempt(chunk.fallback, None)
+
+    async def edit(
+        self, chat_id: str, message_id: str, text: str, *,
+        thread_id: str | None = None, buttons: tuple[Button, ...] = (),
+    ) -> None:  # fmt: skip
+        """editMessageText, plain; without ``reply_markup`` Telegram drops the keyboard."""
+        if not message_id.isdigit():
+            raise BadRequest(f"telegram: a message id is a number, not {message_id!r}")
+        try:
+            await self._bot().edit_message_text(
+                text, chat_id=_chat_id(chat_id), message_id=int(message_id),
+                reply_markup=keyboard(buttons),
+            )  # fmt: skip
+        except tg.BadRequest as exc:
+            if "message is not modified" not in exc.message.lower():  # else: already so
+                raise self._translate(exc, (), "editMessageText") from None
+        except tg.TelegramError as exc:
+            raise self._translate(exc, (), "editMessageText") from None
 
     async def private_chat(self, user_id: str) -> str:
         """A person's private chat with a bot has their user id. Telegram lets the bot write
@@ -639,18 +588,11 @@ def _thread_id(value: str | None) -> int | None:
     return int(value)
 
 
-def _retry_after(exc: tg.RetryAfter) -> float:
-    with warnings.catch_warnings():  # the int-vs-timedelta deprecation of PTB 22.2
-        warnings.simplefilter("ignore", PTBDeprecationWarning)
-        value = exc.retry_after
-    return value.total_seconds() if isinstance(value, timedelta) else float(value)
-
-
 def _translate(exc: tg.TelegramError, sent: Sequence[str], action: str) -> PlatformError:
     """The ``adapters.base`` error for a PTB error; messages are redacted."""
     text = f"telegram {action}: {_REDACTOR.redact(exc.message)}"
     if isinstance(exc, tg.RetryAfter):
-        seconds = _retry_after(exc)
+        seconds = retry_after(exc)
         return RateLimited(
             f"telegram {action}: flood control, retry in {seconds:g} s", seconds, sent=sent
         )
@@ -664,7 +606,7 @@ def _translate(exc: tg.TelegramError, sent: Sequence[str], action: str) -> Platf
         return Forbidden(text, sent=sent)
     if isinstance(exc, tg.BadRequest):  # before NetworkError: BadRequest subclasses it
         lowered = exc.message.lower()
-        if "chat not found" in lowered or "thread not found" in lowered:
+        if any(gone in lowered for gone in _GONE):
             return NotFound(text, sent=sent)
         return BadRequest(text, sent=sent)
     if isinstance(exc, tg.EndPointNotFound):

@@ -29,10 +29,17 @@ What becomes a message, and how:
 - ``callback_query`` (a button press): ``is_callback``, ``text`` = its data, ``message_id`` =
   the query id (what ``answerCallbackQuery`` needs), ``reply_to_message_id`` = the bot
   message that carried the button, ``replies_to_bot`` = True (a press answers the bot, so it
-  counts as addressed to it in groups). Queries without data (games) or without a message
-  (inline mode) give None. Callback queries carry no date: ``received_at`` (default now, UTC)
-  stands in.
+  counts as addressed to it in groups), ``pressed`` = that message's text and the inline
+  buttons it carries now (``Pressed("")`` when Telegram sends it as inaccessible). Queries
+  without data (games) or without a message (inline mode) give None. Callback queries carry
+  no date: ``received_at`` (default now, UTC) stands in.
 - ``timestamp``: the message date, aware UTC; ``update_id`` as a string (dedup key).
+
+What it cannot map it raises on, so the adapter skips and counts the update instead of
+letting it pass for nothing (``adapters.skips``): a message without a ``chat`` (PTB accepts
+one) or of a chat type Telegram has not documented (``Unusable("chat"|"chat.type")``).
+Anything else that breaks on a shape PTB let through raises what it raises; the adapter
+treats it the same way.
 """
 
 from __future__ import annotations
@@ -41,7 +48,8 @@ from datetime import UTC, datetime
 
 from telegram import CallbackQuery, Chat, Message, MessageEntity, Update, User
 
-from adapters.messages import Attachment, ChatType, Identity, InboundMessage
+from adapters.messages import Attachment, Button, ChatType, Identity, InboundMessage, Pressed
+from adapters.skips import Unusable
 
 __all__ = ["normalize"]
 
@@ -56,7 +64,8 @@ def normalize(
     bot_username: str,
     received_at: datetime | None = None,
 ) -> InboundMessage | None:
-    """The normalised message in ``update``, or None when the gateway should ignore it."""
+    """The normalised message in ``update``, or None when the gateway should ignore it;
+    raises (``Unusable`` or whatever the unexpected shape causes) when it cannot tell."""
     if update.callback_query is not None:
         return _callback(update, update.callback_query, bot_id, received_at)
     message = update.message
@@ -146,15 +155,33 @@ def _callback(
         reply_to_message_id=str(message.message_id),
         replies_to_bot=True,
         is_callback=True,
+        pressed=_pressed(message) if isinstance(message, Message) else Pressed(""),
     )
 
 
-def _chat_type(chat: Chat) -> ChatType | None:
+def _pressed(message: Message) -> Pressed:
+    """What the person saw when they pressed: the text and the inline buttons left."""
+    markup = message.reply_markup
+    rows = markup.inline_keyboard if markup is not None else ()
+    buttons: tuple[Button, ...] = tuple(
+        (button.text, str(button.callback_data))
+        for row in rows
+        for button in row
+        if button.callback_data is not None
+    )
+    return Pressed(message.text or message.caption or "", buttons)
+
+
+def _chat_type(chat: Chat | None) -> ChatType | None:
+    if chat is None:
+        raise Unusable("chat")
     if chat.type == Chat.PRIVATE:
         return "dm"
     if chat.type in (Chat.GROUP, Chat.SUPERGROUP):
         return "group"
-    return None
+    if chat.type == Chat.CHANNEL:
+        return None  # known, and not served
+    raise Unusable("chat.type")
 
 
 def _thread_id(message: Message) -> str | None:

@@ -3,23 +3,31 @@
 ``openai.py`` is the only module that imports the ``openai`` SDK; ``scripted.py`` is a model
 for tests and dry runs whose replies are a script or a function of the request.
 
-Errors::
+Errors (``kind`` names each for metrics and logs; the person gets an apology either way)::
 
     ModelError
-    ├── ModelUnavailable   retries exhausted (rate limited, 5xx, connection, timeout)
-    └── ModelRejected      the endpoint refused the request (4xx other than 429)
+    ├── ModelUnavailable       retries exhausted (rate limited, 5xx, connection, timeout)
+    ├── ModelInvalidResponse   retries exhausted, and the last answer was a 2xx that is not a
+    │                          chat completion (a proxy's HTML page, invalid JSON, no or empty
+    │                          ``choices``, wrong types)
+    └── ModelRejected          the endpoint refused the request (4xx other than 429)
+
+A ``Model`` returns a ``ModelReply`` or raises a ``ModelError``: nothing else, whatever the
+endpoint sends.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Literal, Protocol, runtime_checkable
 
 __all__ = [
     "ChatMessage",
     "Model",
     "ModelError",
+    "ModelErrorKind",
+    "ModelInvalidResponse",
     "ModelRejected",
     "ModelReply",
     "ModelUnavailable",
@@ -34,20 +42,55 @@ ToolSpec = Mapping[str, Any]
 """One Chat Completions tool: ``{"type": "function", "function": {name, description, …}}``."""
 
 
-class ModelError(Exception):
-    """The model could not answer; ``attempts`` says how many requests were made."""
+ModelErrorKind = Literal["unavailable", "invalid_response", "rejected"]
+"""The fixed words ``mnemo_model_errors_total{kind}`` counts."""
 
-    def __init__(self, message: str, *, attempts: int = 1) -> None:
+
+class ModelError(Exception):
+    """The model could not answer; ``attempts`` says how many requests were made and
+    ``reason`` what went wrong with the last one (the message says both)."""
+
+    kind: ModelErrorKind = "unavailable"
+
+    def __init__(self, message: str, *, attempts: int = 1, reason: str | None = None) -> None:
         super().__init__(message)
         self.attempts = attempts
+        self.reason = message if reason is None else reason
 
 
 class ModelUnavailable(ModelError):
     """Rate limited, server errors, connection failures or timeouts, after every retry."""
 
+    kind: ModelErrorKind = "unavailable"
+
+
+class ModelInvalidResponse(ModelError):
+    """The endpoint answered, but not with a chat completion, on the last try.
+
+    ``content_type`` and ``excerpt`` (the body's first 200 characters, on one line, with
+    credentials redacted and control characters escaped) are what the operator needs to
+    find the culprit (a proxy, a wrong ``base_url``); the message carries both."""
+
+    kind: ModelErrorKind = "invalid_response"
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        attempts: int = 1,
+        reason: str | None = None,
+        content_type: str = "",
+        excerpt: str = "",
+    ) -> None:
+        super().__init__(message, attempts=attempts, reason=reason)
+        self.content_type = content_type
+        self.excerpt = excerpt
+
 
 class ModelRejected(ModelError):
     """The endpoint refused the request itself (bad request, authentication, not found)."""
+
+    kind: ModelErrorKind = "rejected"
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,12 +123,17 @@ class Usage:
 
 @dataclass(frozen=True, slots=True)
 class ModelReply:
+    """One answer. ``refusal`` is the model's own refusal text (OpenAI sends it instead of
+    ``content``); ``finish_reason`` is the endpoint's word: ``stop``, ``tool_calls``,
+    ``length`` (cut off at the token limit), ``content_filter``, or another server's own."""
+
     content: str | None
     tool_calls: tuple[ToolCall, ...] = ()
     usage: Usage = field(default_factory=Usage)
     finish_reason: str | None = None
     model: str | None = None
     attempts: int = 1
+    refusal: str | None = None
 
     def as_message(self) -> dict[str, Any]:
         """The assistant message to append to the conversation."""

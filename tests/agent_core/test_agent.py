@@ -278,3 +278,32 @@ async def test_with_write_approval_the_review_only_stages(home: Path, archive: A
     store.approve(result.staged[0])
     assert store.entries("user") == ["Likes jazz"]
     await a.aclose()
+
+
+async def test_a_turn_reports_what_it_staged_even_when_it_then_fails(
+    home: Path, archive: Archive
+) -> None:
+    async def respond(messages: Any, tools: Any) -> ModelReply:
+        text = str(messages[-1]["content"])
+        if messages[-1]["role"] == "tool":
+            if "break" in str(messages[-3]["content"]):
+                raise ModelUnavailable("the endpoint went away", attempts=1)
+            return ModelReply(content="noted")
+        if "hello" in text:
+            return ModelReply(content="hi")
+        fact = text.rsplit(" ", 1)[-1]
+        return call("memory", action="add", target="user", content=f"Likes {fact}")
+
+    stores = MemoryStores(home / "memories", write_approval=True)
+    settings = AgentSettings(review_enabled=False)
+    model = ScriptedModel(respond=respond)
+    a = Agent(model=model, archive=archive, stores=stores, home=home, settings=settings)
+    conversation = await start(a)
+    first = await a.turn(conversation, "remember jazz")
+    waiting = stores.for_person("telegram-1").pending()
+    assert first.staged == (waiting[0].id,) and first.reply == "noted"
+    assert (await a.turn(conversation, "hello")).staged == ()  # only this turn's own
+    broken = await a.turn(conversation, "break then remember tea")
+    assert broken.error is not None
+    assert broken.staged == (stores.for_person("telegram-1").pending()[1].id,)
+    await a.aclose()

@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
 from agent_core.builtin import memory_tool, session_search_tool
 from agent_core.loop import BUDGET_NOTE, run_turn
 from agent_core.models import ModelReply, ToolCall, Usage
@@ -107,6 +109,87 @@ async def test_a_model_that_keeps_calling_tools_gets_a_plain_apology(tmp_path: P
     )  # fmt: skip
     assert result.reply.startswith("Sorry — I ran out of steps")
     assert result.messages[-1] == {"role": "assistant", "content": result.reply}
+
+
+REFUSAL = "I'm sorry, but I can't help with that."
+CUT_OFF = "(My answer was cut off here: it reached the model's length limit.)"
+
+
+@pytest.mark.parametrize(
+    ("reply", "shown"),
+    [
+        (ModelReply(content=None, refusal=REFUSAL, finish_reason="stop"),
+         f"The model refused to answer this. Its words: “{REFUSAL}”"),
+        (ModelReply(content="", refusal=f"  {REFUSAL}\n", finish_reason="content_filter"),
+         f"The model refused to answer this. Its words: “{REFUSAL}”"),
+        (ModelReply(content=None, finish_reason="content_filter"),
+         "The model refused to answer this: its content filter stopped the reply."),
+        (ModelReply(content="The first half of", finish_reason="content_filter"),
+         "The first half of\n\n(The model's content filter stopped my answer here.)"),
+        (ModelReply(content="Step 1: unpack. Step 2: ", finish_reason="length"),
+         f"Step 1: unpack. Step 2:\n\n{CUT_OFF}"),
+        (ModelReply(content=None, finish_reason="length"),
+         "(The model reached its length limit before it wrote any answer. Ask for something"
+         " shorter, or in smaller steps.)"),
+        (ModelReply(content="", finish_reason="stop"),
+         "(The model sent an empty answer. Please try again, or ask in other words.)"),
+        (ModelReply(content=" \n ", finish_reason=None),
+         "(The model sent an empty answer. Please try again, or ask in other words.)"),
+        (ModelReply(content="All good.", finish_reason="stop"), "All good."),
+    ],
+    ids=["refusal", "refusal-filtered", "filtered", "filtered-partial", "length",
+         "length-empty", "empty", "blank", "plain"],
+)  # fmt: skip
+async def test_refusals_cut_off_and_empty_answers_are_said_plainly(
+    tmp_path: Path, reply: ModelReply, shown: str
+) -> None:
+    result = await run_turn(
+        ScriptedModel(reply), system=SYSTEM, history=[], user={"role": "user", "content": "x"},
+        toolbox=toolbox(tmp_path, MemoryTurn()), max_iterations=2,
+    )  # fmt: skip
+    assert result.reply == shown
+    # the history (and so the archive and the next request) holds what the person saw
+    assert result.messages[-1] == {"role": "assistant", "content": shown}
+
+
+async def test_tool_calls_cut_off_at_the_length_limit_are_not_run(tmp_path: Path) -> None:
+    cut = ModelReply(
+        content=None,
+        tool_calls=(ToolCall("a", "memory", '{"action": "add", "content": "Prefers tea"}'),
+                    ToolCall("b", "memory", '{"action": "add", "content": "Uses Fed')),
+        finish_reason="length",
+    )  # fmt: skip
+    model = ScriptedModel(
+        cut, calls(("memory", {"action": "add", "content": "Uses Fedora"})), "Noted."
+    )
+    result = await run_turn(
+        model, system=SYSTEM, history=[], user={"role": "user", "content": "x"},
+        toolbox=toolbox(tmp_path, MemoryTurn()), max_iterations=4,
+    )  # fmt: skip
+    assert result.reply == "Noted." and result.requests == 3
+    refused = [json.loads(m["content"]) for m in result.messages[2:4]]
+    assert [m["tool_call_id"] for m in result.messages[2:4]] == ["a", "b"]
+    assert all(r["success"] is False for r in refused)
+    assert "cut off at the model's length limit" in refused[0]["error"]
+    # neither half-written call touched memory; the model's second try did
+    assert (tmp_path / "telegram-1" / "MEMORY.md").read_text(encoding="utf-8") == "Uses Fedora"
+
+
+async def test_after_the_budget_a_refusal_is_shown_and_an_empty_answer_is_the_apology(
+    tmp_path: Path,
+) -> None:
+    looping = calls(("memory", {"action": "remove", "old_text": "nothing"}))
+    for last, shown in [
+        (ModelReply(content=None, refusal="No."), "The model refused to answer this. Its words:"),
+        (ModelReply(content=""), "Sorry — I ran out of steps before I could finish that."),
+    ]:  # fmt: skip
+        result = await run_turn(
+            ScriptedModel(looping, last), system=SYSTEM, history=[],
+            user={"role": "user", "content": "x"}, toolbox=toolbox(tmp_path, MemoryTurn()),
+            max_iterations=1,
+        )  # fmt: skip
+        assert result.stopped == "budget" and result.reply.startswith(shown)
+        assert result.messages[-1] == {"role": "assistant", "content": result.reply}
 
 
 async def test_session_search_is_bound_to_the_sessions_person(

@@ -2,14 +2,17 @@
 
 People are Discord users whose ids are the scenario's small numbers (``ALICE`` = 1 ...), so
 ``discord:1`` names Alice in config and commands. Commands arrive as application-command
-interactions (``/memory args:notes``), their answers as the interaction's response."""
+interactions (``/memory args:notes``), their answers as the interaction's response.
+What the bot said is what it posted (``messages``): an edit of a message it had sent is
+not a new message (``shown`` reads a message as edited)."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from tests.e2e.stack import ADMIN, ALICE, BOB, STRANGER
-from tests.fakes.discord_server import FakeDiscord, FakeUser
+from tests.fakes.discord_models import buttons_of
+from tests.fakes.discord_server import FakeDiscord, FakeUser, Sent
 
 
 class DiscordDriver:
@@ -56,9 +59,12 @@ class DiscordDriver:
         text = f"<@{self.dc.bot.id}> {text}"
         return await self.dc.push_message(self.thread_channel, self.users[user], text)
 
+    def messages(self, channel: int | None = None) -> list[Sent]:
+        """What the bot posted (in ``channel``), in order; edits are not messages."""
+        return [s for s in self.dc.sent if s.kind != "edit" and channel in (None, s.channel_id)]
+
     async def thread_replies(self, n: int, *, within: float = 10) -> list[str]:
-        sent = await self.dc.wait_sent(n, channel_id=self.thread_channel, timeout=within)
-        return [s.content for s in sent]
+        return await self.replies(str(self.thread_channel), n, within=within)
 
     async def command(self, user: int, text: str, *, group: bool = False) -> Any:
         name, _, rest = text.removeprefix("/").partition(" ")
@@ -78,7 +84,7 @@ class DiscordDriver:
         mine = {i for i, it in self.dc.interactions.items() if it.user.id == user}
         return [
             s.content
-            for s in self.dc.sent
+            for s in self.messages()
             if s.channel_id == self.dms[user] or (s.ephemeral and s.interaction_id in mine)
         ]
 
@@ -87,7 +93,7 @@ class DiscordDriver:
         return self._private(user)
 
     def public_texts(self) -> list[str]:
-        return [s.content for s in self.dc.sent if s.channel_id == self.channel and not s.ephemeral]
+        return [s.content for s in self.messages(self.channel) if not s.ephemeral]
 
     async def redeliver(self, handle: Any) -> None:
         await self.dc.redeliver(handle)
@@ -99,33 +105,55 @@ class DiscordDriver:
         self.dc.fail_next(503, times=times, method="POST", path=rf"/channels/{chat}/messages")
 
     async def replies(self, chat: str, n: int, *, within: float = 10) -> list[str]:
-        sent = await self.dc.wait_sent(n, channel_id=int(chat), timeout=within)
-        return [s.content for s in sent]
+        await self.dc.wait_for(lambda: len(self.messages(int(chat))) >= n, within)
+        return [s.content for s in self.messages(int(chat))]
 
     def all_replies(self, chat: str) -> list[str]:
-        return [s.content for s in self.dc.sent if s.channel_id == int(chat)]
+        return [s.content for s in self.messages(int(chat))]
 
     def sent_at(self, chat: str) -> list[float]:
-        return [s.time for s in self.dc.sent if s.channel_id == int(chat)]
+        return [s.time for s in self.messages(int(chat))]
 
     def sent_count(self) -> int:
-        return len(self.dc.sent)
+        return len(self.messages())
+
+    def _buttons(self, message_id: int) -> list[tuple[str, str]]:
+        """The buttons a message shows now (after any edit), as (label, custom_id)."""
+        return buttons_of(self.dc.messages[message_id].get("components") or [])
 
     async def press(self, user: int, label: str) -> Any:
-        """Discord shows buttons as lines ``Label → /command`` (adapters/discord/render.py);
-        pressing one is running that command."""
+        """``user`` presses the button ``label`` (a real component) of the latest message
+        that shows it to them now: in their DM, or an ephemeral answer to them in a
+        channel. Discord sends a MESSAGE_COMPONENT interaction; the handle is the message id."""
+        mine = {i for i, it in self.dc.interactions.items() if it.user.id == user}
         for sent in reversed(self.dc.sent):
-            if sent.channel_id == self.dms[user]:
-                for line in sent.content.splitlines():
-                    if line.startswith(f"{label} → "):
-                        return await self.command(user, line.partition(" → ")[2])
-        raise AssertionError(f"no button {label!r} in the private chat of {user}")
+            visible = sent.channel_id == self.dms[user] or (
+                sent.ephemeral and sent.interaction_id in mine
+            )
+            if visible and label in dict(self._buttons(sent.message_id)):
+                custom_id = dict(self._buttons(sent.message_id))[label]
+                await self.dc.press(sent.message_id, custom_id, self.users[user])
+                return sent.message_id
+        raise AssertionError(f"no button {label!r} shown to {user}")
+
+    async def shown(
+        self, user: int, handle: Any, *, edits: int = 0, within: float = 10
+    ) -> tuple[str, list[str]]:
+        def edited() -> int:
+            return sum(1 for s in self.dc.sent if s.kind == "edit" and s.message_id == handle)
+
+        await self.dc.wait_for(lambda: edited() >= edits, within)
+        return str(self.dc.messages[handle]["content"]), [t for t, _ in self._buttons(handle)]
+
+    def presses_acknowledged(self) -> int:
+        """Callbacks to presses (the fake refuses one after Discord's 3 seconds)."""
+        return sum(1 for c in self.dc.callbacks if self.dc.interactions[c.interaction_id].kind == 3)
 
     def sent_files(self, chat: str) -> list[tuple[str, bytes]]:
         return [f for s in self.dc.sent if s.channel_id == int(chat) for f in s.files]
 
     def code_blocks(self, chat: str) -> list[tuple[int, int]]:
-        counts = [s.content.count("```") for s in self.dc.sent if s.channel_id == int(chat)]
+        counts = [s.content.count("```") for s in self.messages(int(chat))]
         return [(n - n // 2, n // 2) for n in counts]
 
     def registered_commands(self) -> list[str]:
@@ -134,3 +162,21 @@ class DiscordDriver:
 
     def typing_shown(self, chat: str) -> int:
         return sum(1 for channel, _ in self.dc.typing if channel == int(chat))
+
+    async def malformed(self, user: int) -> dict[str, int]:
+        """Dispatch, in ``user``'s DM, events the adapter must skip; how many of each reason
+        (``adapters.skips``) they should count."""
+        author, channel = self.users[user], self.dms[user]
+        breaks = (
+            lambda p: p.update(author="alice"),  # discord.py's parser raises on these two
+            lambda p: p.pop("channel_id"),
+            lambda p: p.update(content=5),  # normalize cannot map this one
+        )
+        for broken in breaks:
+            payload = self.dc.message_payload(channel, author, "a broken message")
+            broken(payload)
+            await self.dc.dispatch("MESSAGE_CREATE", payload)
+        command = self.dc.interaction_payload("help", None, author, channel).payload
+        del command["data"]["name"]  # the command tree cannot read it
+        await self.dc.dispatch("INTERACTION_CREATE", command)
+        return {"unparsable": 3, "unnormalisable": 1}

@@ -9,6 +9,7 @@ written once and runs on both platforms.
 The fake model (``respond``) reads the last user message:
 
 - ``remember: X`` -> a ``memory`` tool call adding X to USER.md, then "noted";
+  ``remember: X | Y`` -> one call per fact, in the same reply;
 - ``long: N``    -> a reply of about N characters holding a fenced Python block;
 - ``slow: S``    -> answers after S seconds;
 - ``search: Q``  -> a ``session_search`` call for Q, then "noted";
@@ -57,8 +58,10 @@ async def respond(body: dict[str, Any]) -> Text | ToolCalls:
         return Text("nothing to save")
     text = content.partition("\n")[2] if content.startswith("[") else content
     if text.startswith("remember: "):
-        fact = text.removeprefix("remember: ")
-        return ToolCalls([Call("memory", {"action": "add", "target": "user", "content": fact})])
+        facts = text.removeprefix("remember: ").split(" | ")
+        return ToolCalls(
+            [Call("memory", {"action": "add", "target": "user", "content": f}) for f in facts]
+        )
     if text.startswith("long: "):
         return Text(long_reply(int(text.removeprefix("long: "))))
     if text.startswith("search: "):
@@ -99,7 +102,20 @@ class Driver(Protocol):
     def sent_files(self, chat: str) -> list[tuple[str, bytes]]: ...
     def registered_commands(self) -> list[str]: ...
     def typing_shown(self, chat: str) -> int: ...
-    async def press(self, user: int, label: str) -> Any: ...
+    async def press(self, user: int, label: str) -> Any:
+        """``user`` presses the button ``label`` of the latest message that shows it to
+        them now (their private chat, or an answer only they see); the message's handle."""
+
+    async def shown(
+        self, user: int, handle: Any, *, edits: int = 0, within: float = 10
+    ) -> tuple[str, list[str]]:
+        """The text and button labels of message ``handle`` now, once it was edited at
+        least ``edits`` times."""
+
+    def presses_acknowledged(self) -> int:
+        """How many presses the bot acknowledged (the spinner stopped in time)."""
+
+    async def malformed(self, user: int) -> dict[str, int]: ...
 
 
 @dataclass
@@ -112,11 +128,11 @@ class Stack:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def stack_config(driver: Driver, **gateway: Any) -> Config:
+def stack_config(driver: Driver, memory: dict[str, Any] | None = None, **gateway: Any) -> Config:
     return Config.model_validate(
         {
             "model": {"base_url": "http://unused", "name": "fake-model", "max_retries": 0},
-            "memory": {"review": {"enabled": False}},
+            "memory": {"review": {"enabled": False}, **(memory or {})},
             "platforms": {driver.platform: driver.config()},
             "gateway": {"admins": [f"{driver.platform}:{ADMIN}"], **gateway},
         }
@@ -130,11 +146,13 @@ async def running(
     openai: FakeOpenAI,
     *,
     clock: Callable[[], float] = time.time,
+    memory: dict[str, Any] | None = None,
     **gateway: Any,
 ) -> AsyncIterator[Stack]:
     """One gateway on ``driver``'s emulator; stopped (drained) on the way out. ``gateway``
-    is the config's gateway section; ``clock`` the gateway's (pairing, budgets)."""
-    config = stack_config(driver, **gateway)
+    is the config's gateway section, ``memory`` settings for its memory section; ``clock``
+    the gateway's (pairing, budgets)."""
+    config = stack_config(driver, memory, **gateway)
     paths = Paths(home, home / "config.yaml", explicit_config=False)
     model = OpenAIModel(
         name="fake-model", base_url=openai.base_url, api_key="sk-test-key", max_retries=0

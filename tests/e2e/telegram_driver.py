@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 from tests.e2e.stack import ADMIN, ALICE, BOB
@@ -108,14 +109,38 @@ class TelegramDriver:
             if str(c.params.get("chat_id")) == chat and c.params.get("action") == "typing"
         )
 
+    def _buttons(self, chat: int, message_id: int) -> list[tuple[str, str]]:
+        """The inline buttons a message shows now (after any edit)."""
+        rows = (self.api.message(chat, message_id).get("reply_markup") or {}).get(
+            "inline_keyboard", []
+        )
+        return [(b["text"], b.get("callback_data", "")) for row in rows for b in row]
+
     async def press(self, user: int, label: str) -> Any:
-        """``user`` presses the button ``label`` under the latest message the bot sent them
-        privately that has one (a callback query, as Telegram delivers it)."""
+        """``user`` presses the button ``label`` under the latest message in their private
+        chat that shows it now: a callback query, as Telegram delivers it, carrying the
+        message as it is. The handle is the message id."""
         for sent in reversed(self.api.sent):
-            if sent.chat_id == user and label in dict(sent.buttons):
-                data = dict(sent.buttons)[label]
-                return self.api.push_callback(user, user, data, sent.message_id)
+            if sent.chat_id == user and label in dict(self._buttons(user, sent.message_id)):
+                data = dict(self._buttons(user, sent.message_id))[label]
+                self.api.push_callback(user, user, data, sent.message_id)
+                return sent.message_id
         raise AssertionError(f"no button {label!r} in the private chat of {user}")
+
+    async def shown(
+        self, user: int, handle: Any, *, edits: int = 0, within: float = 10
+    ) -> tuple[str, list[str]]:
+        def edited() -> int:
+            return sum(1 for e in self.api.edits if (e.chat_id, e.message_id) == (user, handle))
+
+        await self.api.wait_for(lambda: edited() >= edits, within)
+        return (
+            str(self.api.message(user, handle)["text"]),
+            [text for text, _ in self._buttons(user, handle)],
+        )
+
+    def presses_acknowledged(self) -> int:
+        return len(self.api.answered_callbacks)
 
     def sent_files(self, chat: str) -> list[tuple[str, bytes]]:
         return [s.document for s in self.api.sent if s.chat_id == int(chat) and s.document]
@@ -127,3 +152,27 @@ class TelegramDriver:
             for s in self.api.sent
             if s.chat_id == int(chat)
         ]
+
+    async def malformed(self, user: int) -> dict[str, int]:
+        """Push into ``user``'s private chat updates the adapter must skip; how many of
+        each reason (``adapters.skips``) they should count."""
+
+        def message(**changes: Any) -> dict[str, Any]:
+            fields: dict[str, Any] = {
+                "message_id": 90_000 + len(self.api.pending_updates),
+                "from": self.api.user(user),
+                "chat": {"id": user, "type": "private", "first_name": f"User{user}"},
+                "date": int(time.time()),
+                "text": "a broken update",
+            }
+            fields.update(changes)
+            return {key: value for key, value in fields.items() if value is not None}
+
+        for broken in (
+            message(date="yesterday"),  # PTB cannot read these two
+            message(chat="private"),
+            message(chat=None),  # normalize cannot map these two
+            message(chat={"id": user, "type": "martian"}),
+        ):
+            self.api.push_raw({"message": broken})
+        return {"unparsable": 2, "unnormalisable": 2}

@@ -11,7 +11,7 @@ from pathlib import Path
 
 from memory.skills import SkillChange, SkillStore
 from tests.e2e.stack import ADMIN, ALICE, BOB, STRANGER, Driver, long_reply, running, user_texts
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import FakeOpenAI, Text
 
 QUIET_S = 0.4  # how long "nothing more arrives" is watched for
 
@@ -29,6 +29,26 @@ async def test_dm_round_trip(home: Path, driver: Driver, openai: FakeOpenAI) -> 
     assert {"help", "memory", "new", "status", "admin"} <= set(driver.registered_commands())
     system = openai.requests[0].body["messages"][0]
     assert system["role"] == "system" and driver.platform.capitalize() in system["content"]
+
+
+async def test_a_refusal_and_a_cut_off_answer_are_told_as_such(
+    home: Path, driver: Driver, openai: FakeOpenAI
+) -> None:
+    openai.script(
+        Text(None, refusal="I can't help with that."),
+        Text("The steps are: first unpack, then", finish_reason="length"),
+        Text(""),
+    )
+    async with running(home, driver, openai):
+        for n, text in enumerate(("how do I pick a lock?", "how do I install it?", "and?"), 1):
+            await driver.dm(ALICE, text)  # one at a time: messages sent together are one turn
+            replies = await driver.replies(driver.dm_chat(ALICE), n)
+    assert replies == [
+        "The model refused to answer this. Its words: “I can't help with that.”",
+        "The steps are: first unpack, then\n\n"
+        "(My answer was cut off here: it reached the model's length limit.)",
+        "(The model sent an empty answer. Please try again, or ask in other words.)",
+    ]
 
 
 async def test_groups_answer_only_when_addressed(

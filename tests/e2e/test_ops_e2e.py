@@ -14,7 +14,7 @@ from gateway.ops_http import OpsServer
 from gateway.service import Gateway
 from tests.e2e.stack import ALICE, Driver, running
 from tests.e2e.telegram_driver import TelegramDriver
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import FakeOpenAI, Mangled, Raw, Text
 from tests.fakes.telegram_server import FakeBotAPI
 
 
@@ -114,3 +114,51 @@ async def test_a_model_outage_is_told_counted_and_loses_nothing(
     assert values[("mnemo_model_errors_total", (("kind", "unavailable"),))] == 1
     # the message the model never saw is in the archive and in the next turn's history
     assert "the meeting moved to 3pm" in str(openai.requests[-1].body["messages"])
+
+
+async def test_malformed_updates_are_skipped_counted_and_the_next_is_answered(
+    home: Path, driver: Driver, openai: FakeOpenAI
+) -> None:
+    platform, chat = driver.platform, driver.dm_chat(ALICE)
+    async with running(home, driver, openai) as stack, ops_for(stack.gateway) as base:
+        expected = await driver.malformed(ALICE)
+        await driver.dm(ALICE, "still there?")
+        assert await driver.replies(chat, 1) == ["echo: still there?"]
+        assert await get(f"{base}/healthz") == (200, "ok\n")  # the platform never stopped
+        _status, text = await get(f"{base}/metrics")
+    values = samples(text)
+    for reason in ("unparsable", "unnormalisable"):
+        labels = (("platform", platform), ("reason", reason))
+        assert values[("mnemo_updates_skipped_total", labels)] == expected[reason]
+    assert driver.all_replies(chat) == ["echo: still there?"]  # the broken ones got nothing
+
+
+async def test_a_broken_endpoint_is_never_silence(
+    home: Path, driver: Driver, openai: FakeOpenAI
+) -> None:
+    """A model.base_url answering 200 with a proxy's page, invalid JSON or a completion
+    without choices: each message gets the apology, each is counted, none is lost, and the
+    lane keeps answering once the endpoint is fixed."""
+    platform = driver.platform
+    chat = driver.dm_chat(ALICE)
+    page = "<!doctype html><html><body>Please sign in to the proxy</body></html>"
+    openai.script(
+        Raw(page, "text/html; charset=utf-8"),
+        Raw('{"choices": [{"message": ', "application/json"),
+        Mangled(Text("lost"), lambda payload: {**payload, "choices": []}),
+    )
+    async with running(home, driver, openai) as stack, ops_for(stack.gateway) as base:
+        for n, text in enumerate(["first: rye bread", "second: oat milk", "third: honey"], 1):
+            await driver.dm(ALICE, text)
+            assert "can't reach my language model" in (await driver.replies(chat, n))[-1]
+        await driver.dm(ALICE, "are you back?")
+        replies = await driver.replies(chat, 4)
+        _status, text = await get(f"{base}/metrics")
+    assert replies[-1] == "echo: are you back?"
+    values = samples(text)
+    assert values[("mnemo_turns_total", (("outcome", "error"), ("platform", platform)))] == 3
+    assert values[("mnemo_turns_total", (("outcome", "ok"), ("platform", platform)))] == 1
+    assert values[("mnemo_model_errors_total", (("kind", "invalid_response"),))] == 3
+    assert values[("mnemo_model_errors_total", (("kind", "unavailable"),))] == 0
+    seen = str(openai.requests[-1].body["messages"])
+    assert all(t in seen for t in ("rye bread", "oat milk", "honey"))

@@ -6,9 +6,12 @@ made visible), :class:`Callback` (interaction responses) and :class:`FakeInterac
 
 The payload builders turn them into the JSON Discord sends (``build_member``,
 ``build_guild`` for GUILD_CREATE, ``build_message`` for MESSAGE_CREATE,
-``build_interaction`` for INTERACTION_CREATE). They are pure: the caller allocates the
-snowflakes and looks up the guild, users and referenced message, so everything stateful
-stays in :class:`~tests.fakes.discord_server.FakeDiscord`.
+``build_interaction`` for INTERACTION_CREATE of a slash command (type 2) and
+``build_press`` for one of a button press (type 3, MESSAGE_COMPONENT)), and
+``component_errors`` checks the ``components`` of a message the bot sends as Discord does.
+They are pure: the caller allocates the snowflakes and looks up the guild, users and
+referenced message, so everything stateful stays in
+:class:`~tests.fakes.discord_server.FakeDiscord`.
 """
 
 from __future__ import annotations
@@ -32,6 +35,9 @@ __all__ = [
     "build_interaction",
     "build_member",
     "build_message",
+    "build_press",
+    "buttons_of",
+    "component_errors",
     "snowflake_time",
 ]
 
@@ -151,8 +157,10 @@ class RestCall:
 @dataclass(frozen=True)
 class Sent:
     """A message the bot made visible: ``kind`` is ``message`` (channel POST), ``edit``
-    (PATCH of a message), ``followup`` (interaction webhook) or ``original`` (the edit that
-    fills a deferred interaction response)."""
+    (a change of a message already there: PATCH of a channel message, the UPDATE_MESSAGE
+    callback of a button press, or a press's ``@original`` PATCH), ``followup``
+    (interaction webhook) or ``original`` (the edit that fills a deferred interaction
+    response). ``components`` are the message's action rows after this send (raw)."""
 
     kind: Literal["message", "edit", "followup", "original"]
     channel_id: int
@@ -163,12 +171,21 @@ class Sent:
     interaction_id: int | None = None
     ephemeral: bool = False
     allowed_mentions: Mapping[str, Any] | None = None
+    components: tuple[Mapping[str, Any], ...] = ()
     files: tuple[tuple[str, bytes], ...] = ()  # attachments uploaded with it: (name, data)
+
+    @property
+    def buttons(self) -> list[tuple[str, str]]:
+        """The buttons as (label, custom_id), row by row."""
+        return buttons_of(self.components)
 
 
 @dataclass(frozen=True)
 class Callback:
-    """An interaction callback: ``type`` 4 = message, 5 = deferred ("thinking")."""
+    """An interaction callback: ``type`` 4 = message, 5 = deferred ("thinking"); for a
+    button press also 6 = deferred update (the button's message changes later, through
+    ``@original``) and 7 = UPDATE_MESSAGE (``data`` is the button's message's new content
+    and components)."""
 
     interaction_id: int
     type: int
@@ -179,6 +196,9 @@ class Callback:
 
 @dataclass
 class FakeInteraction:
+    """An interaction pushed to the bot: ``kind`` 2 (slash command ``name``) or 3 (a press
+    of the button ``name`` = its custom_id on the message ``message_id``)."""
+
     id: int
     token: str
     name: str
@@ -189,6 +209,8 @@ class FakeInteraction:
     payload: dict[str, Any]
     callback: Callback | None = None
     original_id: int | None = None
+    kind: int = 2
+    message_id: int | None = None
 
 
 # -- payload builders ----------------------------------------------------------------------
@@ -312,6 +334,101 @@ def build_message(
     return payload
 
 
+def buttons_of(components: Iterable[Mapping[str, Any]]) -> list[tuple[str, str]]:
+    """(label, custom_id) of every button in action rows ``components``, row by row."""
+    return [
+        (str(item.get("label", "")), str(item.get("custom_id", "")))
+        for row in components
+        for item in row.get("components", [])
+        if item.get("type") == 2
+    ]
+
+
+def component_errors(components: Any) -> dict[str, Any] | None:
+    """Discord's ``errors`` object for ``components`` it would refuse (400 ``50035``),
+    or None: at most 5 action rows (type 1) of 1-5 buttons (type 2); a button has a
+    style 1-4 with a ``custom_id`` of 1-100 characters, unique in the message (or style
+    5 with a ``url``), and a label of at most 80 characters."""
+
+    def error(path: str, code: str, message: str) -> dict[str, Any]:
+        return {path: {"_errors": [{"code": code, "message": message}]}}
+
+    if not isinstance(components, list) or len(components) > 5:
+        return error("components", "BASE_TYPE_BAD_LENGTH", "Must be 5 or fewer in length.")
+    seen: set[str] = set()
+    for r, row in enumerate(components):
+        items = row.get("components") if isinstance(row, dict) else None
+        if row.get("type") != 1 or not isinstance(items, list) or not 1 <= len(items) <= 5:
+            return error(f"components.{r}", "BASE_TYPE_BAD_LENGTH", "Must be 1-5 in length.")
+        for i, item in enumerate(items):
+            where = f"components.{r}.components.{i}"
+            style, custom_id = item.get("style"), item.get("custom_id")
+            if item.get("type") != 2 or style not in (1, 2, 3, 4, 5):
+                return error(
+                    where, "UNION_TYPE_CHOICES", 'Value of field "type" must be one of (2,).'
+                )
+            if len(str(item.get("label") or "")) > 80:
+                return error(
+                    f"{where}.label", "BASE_TYPE_MAX_LENGTH", "Must be 80 or fewer in length."
+                )
+            if style == 5:
+                if not item.get("url") or custom_id is not None:
+                    return error(
+                        where, "BUTTON_COMPONENT_URL_REQUIRED", "A link button needs a url."
+                    )
+                continue
+            if not isinstance(custom_id, str) or not 1 <= len(custom_id) <= 100:
+                return error(
+                    f"{where}.custom_id",
+                    "BASE_TYPE_BAD_LENGTH",
+                    "Must be between 1 and 100 in length.",
+                )
+            if custom_id in seen:
+                return error(
+                    f"{where}.custom_id",
+                    "COMPONENT_CUSTOM_ID_DUPLICATED",
+                    "Component custom id cannot be duplicated",
+                )
+            seen.add(custom_id)
+    return None
+
+
+def _interaction_payload(
+    interaction_id: int,
+    token: str,
+    *,
+    kind: int,
+    data: dict[str, Any],
+    user: FakeUser,
+    channel: FakeChannel,
+    guild: Guild | None,
+    bot: FakeUser,
+    application_id: int,
+) -> dict[str, Any]:
+    """What every INTERACTION_CREATE carries, in ``guild`` (``member``) or a DM (``user``)."""
+    payload: dict[str, Any] = {
+        "id": str(interaction_id), "application_id": str(application_id), "type": kind,
+        "data": data, "channel_id": str(channel.id), "channel": channel.payload(bot),
+        "token": token, "version": 1, "locale": "en-US", "app_permissions": "2248473465835073",
+        "entitlements": [], "attachment_size_limit": 10 * 1024 * 1024,
+        "context": 0 if guild is not None else 1,
+        "authorizing_integration_owners": (
+            {"0": str(guild.id)} if guild is not None else {"1": str(user.id)}
+        ),
+    }  # fmt: skip
+    if guild is not None:
+        payload["guild_id"] = str(guild.id)
+        payload["guild_locale"] = "en-US"
+        payload["guild"] = {"id": str(guild.id), "locale": "en-US", "features": []}
+        payload["member"] = build_member(user, guild, bot) | {
+            "user": user.payload(),
+            "permissions": "2248473465835073",
+        }
+    else:
+        payload["user"] = user.payload()
+    return payload
+
+
 def build_interaction(
     interaction_id: int,
     token: str,
@@ -330,25 +447,32 @@ def build_interaction(
     data: dict[str, Any] = {"id": command_id, "name": name, "type": 1}
     if options:
         data["options"] = [{"name": k, "type": 3, "value": v} for k, v in options.items()]
-    payload: dict[str, Any] = {
-        "id": str(interaction_id), "application_id": str(application_id), "type": 2,
-        "data": data, "channel_id": str(channel.id), "channel": channel.payload(bot),
-        "token": token, "version": 1, "locale": "en-US", "app_permissions": "2248473465835073",
-        "entitlements": [], "attachment_size_limit": 10 * 1024 * 1024,
-        "context": 0 if guild is not None else 1,
-        "authorizing_integration_owners": (
-            {"0": str(guild.id)} if guild is not None else {"1": str(user.id)}
-        ),
-    }  # fmt: skip
     if guild is not None:
         data["guild_id"] = str(guild.id)
-        payload["guild_id"] = str(guild.id)
-        payload["guild_locale"] = "en-US"
-        payload["guild"] = {"id": str(guild.id), "locale": "en-US", "features": []}
-        payload["member"] = build_member(user, guild, bot) | {
-            "user": user.payload(),
-            "permissions": "2248473465835073",
-        }
-    else:
-        payload["user"] = user.payload()
+    return _interaction_payload(
+        interaction_id, token, kind=2, data=data, user=user, channel=channel,
+        guild=guild, bot=bot, application_id=application_id,
+    )  # fmt: skip
+
+
+def build_press(
+    interaction_id: int,
+    token: str,
+    user: FakeUser,
+    channel: FakeChannel,
+    *,
+    message: Mapping[str, Any],
+    custom_id: str,
+    guild: Guild | None,
+    bot: FakeUser,
+    application_id: int,
+) -> dict[str, Any]:
+    """An INTERACTION_CREATE payload (type 3, MESSAGE_COMPONENT) for a press of the
+    button ``custom_id`` on ``message``, which Discord sends whole, as it is now."""
+    data = {"custom_id": custom_id, "component_type": 2}
+    payload = _interaction_payload(
+        interaction_id, token, kind=3, data=data, user=user, channel=channel,
+        guild=guild, bot=bot, application_id=application_id,
+    )  # fmt: skip
+    payload["message"] = {k: v for k, v in message.items() if k != "referenced_message"}
     return payload

@@ -8,6 +8,15 @@ one handler per endpoint. A handler answers with Discord's JSON shape and error 
 helpers ``_json``/``_error``: ``Content-Type: application/json`` exactly and ``Via: 1.1
 google``, without which discord.py takes a 429 for a Cloudflare ban); a handler that raises
 answers 500 and is kept in ``handler_errors``, which ``FakeDiscord.__aexit__`` re-raises.
+
+Message components: whatever the bot sends (channel POST or PATCH, interaction callback,
+followup, ``@original``) may carry ``components``, checked as Discord does
+(``component_errors``: 400 ``50035``) and kept on the message, where a press
+(``FakeDiscord.press``) finds them; a PATCH without ``components`` keeps the message's
+own, ``components: []`` removes them. A press (interaction type 3) may be answered with
+callback 4 or 5 like a command, or with 6 (deferred update: ``@original`` is then the
+pressed message itself, edited in place by a later PATCH) or 7 (UPDATE_MESSAGE: the
+callback's data edits the pressed message at once); 6 and 7 answer a command with 400.
 """
 
 from __future__ import annotations
@@ -26,7 +35,14 @@ from aiohttp import web
 from aiohttp.web_request import FileField
 
 from tests.fakes.discord_gateway import DiscordGateway
-from tests.fakes.discord_models import Callback, FakeInteraction, FakeUser, RestCall, Sent
+from tests.fakes.discord_models import (
+    Callback,
+    FakeInteraction,
+    FakeUser,
+    RestCall,
+    Sent,
+    component_errors,
+)
 
 __all__ = ["EPHEMERAL", "DiscordRest", "Injected"]
 
@@ -239,7 +255,14 @@ class DiscordRest(DiscordGateway):
             return _error(400, 50035, "Invalid Form Body", {"content": {"_errors": [
                 {"code": "BASE_TYPE_MAX_LENGTH", "message": "Must be 2000 or fewer in length."}
             ]}})  # fmt: skip
-        extras = isinstance(body, dict) and (body.get("embeds") or body.get("__files__"))
+        components = body.get("components") if isinstance(body, dict) else None
+        if components is not None:
+            errors = component_errors(components)
+            if errors is not None:
+                return _error(400, 50035, "Invalid Form Body", errors)
+        extras = isinstance(body, dict) and (
+            body.get("embeds") or body.get("__files__") or components
+        )
         if not content and not extras:
             return _error(400, 50006, "Cannot send an empty message")
         return None
@@ -260,10 +283,20 @@ class DiscordRest(DiscordGateway):
         reference = body.get("message_reference") or {}
         reply_to = int(reference["message_id"]) if reference.get("message_id") else None
         files = [{"filename": name, "size": len(data)} for name, data in _files(body)]
-        return self.message_payload(
+        message = self.message_payload(
             channel_id, self.bot, body.get("content") or "", reply_to=reply_to, flags=flags,
             attachments=files,
         )  # fmt: skip
+        message["components"] = list(body.get("components") or [])
+        return message
+
+    @staticmethod
+    def _change(message: dict[str, Any], body: dict[str, Any]) -> None:
+        """Apply an edit's ``content`` and ``components`` (absent: kept) to ``message``."""
+        message["content"] = body.get("content", message["content"])
+        if "components" in body:
+            message["components"] = list(body["components"] or [])
+        message["edited_timestamp"] = datetime.now(UTC).isoformat()
 
     async def _record(self, sent: Sent) -> None:
         self.sent.append(sent)
@@ -299,7 +332,7 @@ class DiscordRest(DiscordGateway):
         await self._record(Sent(
             "message", channel_id, payload["content"], int(payload["id"]), time.monotonic(),
             reference=int(reply) if reply else None, allowed_mentions=body.get("allowed_mentions"),
-            files=_files(body),
+            components=tuple(payload["components"]), files=_files(body),
         ))  # fmt: skip
         if self.echo_own_messages:
             await self.dispatch("MESSAGE_CREATE", payload)
@@ -315,8 +348,14 @@ class DiscordRest(DiscordGateway):
         payload = self.messages.get(message_id)
         if payload is None or payload["channel_id"] != str(channel_id):
             return _error(404, 10008, "Unknown Message")
-        payload.update(content=body["content"], edited_timestamp=datetime.now(UTC).isoformat())
-        await self._record(Sent("edit", channel_id, body["content"], message_id, time.monotonic()))
+        if payload["author"]["id"] != str(self.bot.id) or payload.get("flags", 0) & EPHEMERAL:
+            # someone else's message; an ephemeral one only its interaction's token may edit
+            return _error(404, 10008, "Unknown Message")
+        self._change(payload, body)
+        await self._record(Sent(
+            "edit", channel_id, payload["content"], message_id, time.monotonic(),
+            components=tuple(payload["components"]),
+        ))  # fmt: skip
         return _json(200, payload)
 
     async def _post_typing(
@@ -385,7 +424,14 @@ class DiscordRest(DiscordGateway):
             return _error(404, 10062, "Unknown interaction")
         kind, data = int(body["type"]), body.get("data")
         flags = int((data or {}).get("flags", 0))
-        if kind == 4:
+        allowed = (4, 5, 6, 7) if interaction.kind == 3 else (4, 5)
+        if kind not in allowed:
+            invalid = {
+                "code": "INTERACTION_CALLBACK_TYPE_INVALID",
+                "message": "This callback type is not valid for this interaction.",
+            }
+            return _error(400, 50035, "Invalid Form Body", {"type": {"_errors": [invalid]}})
+        if kind in (4, 7):
             error = self._check_content(data)
             if error is not None:
                 return error
@@ -399,13 +445,27 @@ class DiscordRest(DiscordGateway):
             await self._record(Sent(
                 "message", interaction.channel_id, message["content"], int(message["id"]),
                 time.monotonic(), interaction_id=interaction.id, ephemeral=bool(flags & EPHEMERAL),
+                components=tuple(message["components"]),
+            ))  # fmt: skip
+        elif kind in (6, 7):  # the pressed message is the response
+            assert interaction.message_id is not None
+            interaction.original_id = interaction.message_id
+        if kind == 7:
+            message = self.messages[interaction.message_id]
+            self._change(message, data or {})
+            resource["message"] = message
+            await self._record(Sent(
+                "edit", interaction.channel_id, message["content"], int(message["id"]),
+                time.monotonic(), interaction_id=interaction.id,
+                ephemeral=bool(message.get("flags", 0) & EPHEMERAL),
+                components=tuple(message["components"]),
             ))  # fmt: skip
         await self._notify()
         if "with_response" not in request.query:
             return web.Response(status=204, headers={"Via": "1.1 google"})
         return _json(200, {
             "interaction": {
-                "id": str(interaction.id), "type": 2,
+                "id": str(interaction.id), "type": interaction.kind,
                 "response_message_id": str(interaction.original_id or interaction.id),
                 "response_message_loading": kind == 5,
                 "response_message_ephemeral": bool(flags & EPHEMERAL),
@@ -425,7 +485,8 @@ class DiscordRest(DiscordGateway):
         await self._record(Sent(
             "followup", interaction.channel_id, message["content"], int(message["id"]),
             time.monotonic(), interaction_id=interaction.id, ephemeral=bool(flags & EPHEMERAL),
-            allowed_mentions=body.get("allowed_mentions"), files=_files(body),
+            allowed_mentions=body.get("allowed_mentions"), components=tuple(message["components"]),
+            files=_files(body),
         ))  # fmt: skip
         if request.query.get("wait") in ("true", "1", "True"):
             return _json(200, message)
@@ -439,23 +500,27 @@ class DiscordRest(DiscordGateway):
             return interaction
         assert interaction.callback is not None
         ephemeral = bool(interaction.callback.flags & EPHEMERAL)
+        pressed = interaction.callback.type in (6, 7)  # @original: the pressed message
         if match["message"] == "@original":
             if interaction.original_id is None:  # fills the deferred ("thinking") response
                 message = self._bot_message(interaction.channel_id, body)
                 interaction.original_id = int(message["id"])
             message = self.messages[interaction.original_id]
-            kind: Literal["original", "edit"] = "original"
+            kind: Literal["original", "edit"] = "edit" if pressed else "original"
         else:
             found = self.messages.get(int(match["message"]))
             if found is None:
                 return _error(404, 10008, "Unknown Message")
             message, kind = found, "edit"
-        message.update(content=body.get("content", message["content"]))
-        message["webhook_id"] = str(self.application_id)
-        message["flags"] = EPHEMERAL if ephemeral else 0
+        self._change(message, body)
+        if pressed and kind == "edit" and match["message"] == "@original":
+            ephemeral = bool(message.get("flags", 0) & EPHEMERAL)  # it stays what it was
+        else:
+            message["webhook_id"] = str(self.application_id)
+            message["flags"] = EPHEMERAL if ephemeral else 0
         await self._record(Sent(
             kind, interaction.channel_id, message["content"], int(message["id"]),
             time.monotonic(), interaction_id=interaction.id, ephemeral=ephemeral,
-            allowed_mentions=body.get("allowed_mentions"),
+            allowed_mentions=body.get("allowed_mentions"), components=tuple(message["components"]),
         ))  # fmt: skip
         return _json(200, message)

@@ -45,13 +45,18 @@ and :meth:`~FakeDiscord.forbid` (before the client connects: GUILD_CREATE is sen
 IDENTIFY). Drive with :meth:`~FakeDiscord.push_message` (MESSAGE_CREATE; ``<@id>`` in the
 content become mentions, ``reply_to`` fills ``message_reference`` and
 ``referenced_message``), :meth:`~FakeDiscord.push_interaction` (INTERACTION_CREATE type 2),
-:meth:`~FakeDiscord.redeliver`, :meth:`~FakeDiscord.flood`,
-:meth:`~FakeDiscord.fail_next`, :meth:`~FakeDiscord.hang_next` and
-:meth:`~FakeDiscord.drop_connection`. Inspect :attr:`~FakeDiscord.sent` (what the bot made
-visible, with ``time.monotonic()`` stamps), :attr:`~FakeDiscord.callbacks`,
-:attr:`~FakeDiscord.calls` (every REST request), :attr:`~FakeDiscord.commands`,
-:attr:`~FakeDiscord.identify`, :attr:`~FakeDiscord.resumes`, :attr:`~FakeDiscord.typing`;
-wait with :meth:`~FakeDiscord.wait_sent` / :meth:`~FakeDiscord.wait_for` (always bounded).
+:meth:`~FakeDiscord.dispatch` (any event with any payload, malformed ones included: build a
+real one with :meth:`~FakeDiscord.message_payload` or
+:meth:`~FakeDiscord.interaction_payload`, break it, dispatch it),
+:meth:`~FakeDiscord.press` (INTERACTION_CREATE type 3: someone presses a button of a
+message the bot sent with ``components``; see ``discord_rest`` for how the bot may answer),
+:meth:`~FakeDiscord.redeliver`, :meth:`~FakeDiscord.flood`, :meth:`~FakeDiscord.fail_next`,
+:meth:`~FakeDiscord.hang_next` and :meth:`~FakeDiscord.drop_connection`. Inspect
+:attr:`~FakeDiscord.sent` (what the bot made visible, with ``time.monotonic()`` stamps),
+:attr:`~FakeDiscord.callbacks`, :attr:`~FakeDiscord.calls` (every REST request),
+:attr:`~FakeDiscord.commands`, :attr:`~FakeDiscord.identify`, :attr:`~FakeDiscord.resumes`,
+:attr:`~FakeDiscord.typing`; wait with :meth:`~FakeDiscord.wait_sent` /
+:meth:`~FakeDiscord.wait_for` (always bounded).
 The bot's own messages are echoed as MESSAGE_CREATE, as Discord does.
 
 Bounded: leaving the ``async with`` wakes hung requests, closes every WebSocket and the
@@ -89,9 +94,11 @@ from tests.fakes.discord_models import (
     Sent,
     build_interaction,
     build_message,
+    build_press,
+    buttons_of,
     snowflake_time,
 )
-from tests.fakes.discord_rest import DiscordRest, Injected
+from tests.fakes.discord_rest import EPHEMERAL, DiscordRest, Injected
 from tests.fakes.loopback import LoopbackServer, serve
 
 __all__ = [
@@ -343,6 +350,20 @@ class FakeDiscord(DiscordRest, LoopbackServer):
         guild_id: int | None = None,
     ) -> FakeInteraction:
         """Dispatch INTERACTION_CREATE for slash command ``name`` with string ``options``."""
+        interaction = self.interaction_payload(name, options, user, channel_id, guild_id)
+        await self.dispatch("INTERACTION_CREATE", interaction.payload)
+        return interaction
+
+    def interaction_payload(
+        self,
+        name: str,
+        options: Mapping[str, str] | None,
+        user: FakeUser,
+        channel_id: int,
+        guild_id: int | None = None,
+    ) -> FakeInteraction:
+        """An INTERACTION_CREATE for slash command ``name`` as Discord sends it (its token
+        answers), remembered in :attr:`interactions` but not dispatched."""
         channel = self.channels[channel_id]
         guild_id = guild_id or channel.guild_id
         interaction_id = self._snowflake()
@@ -359,6 +380,36 @@ class FakeDiscord(DiscordRest, LoopbackServer):
         interaction = FakeInteraction(
             interaction_id, token, name, channel_id, guild_id, user, time.monotonic(), payload
         )
+        self.interactions[interaction_id] = interaction
+        return interaction
+
+    async def press(self, message_id: int, custom_id: str, user: FakeUser) -> FakeInteraction:
+        """``user`` presses the button ``custom_id`` on the message ``message_id``: dispatch
+        INTERACTION_CREATE type 3 (MESSAGE_COMPONENT) with the message as it is now. As in
+        Discord's clients, only a button the message carries can be pressed, and an
+        ephemeral message only by the person it was shown to (``LookupError`` otherwise)."""
+        message = self.messages[message_id]
+        if custom_id not in [c for _, c in buttons_of(message.get("components") or [])]:
+            raise LookupError(f"message {message_id} has no button {custom_id!r}")
+        if message.get("flags", 0) & EPHEMERAL:
+            made_by = {s.interaction_id for s in self.sent if s.message_id == message_id}
+            if not any(self.interactions[i].user == user for i in made_by if i is not None):
+                raise LookupError(
+                    f"message {message_id} is ephemeral: {user.username} cannot see it"
+                )
+        channel = self.channels[int(message["channel_id"])]
+        guild_id = channel.guild_id
+        interaction_id = self._snowflake()
+        token = secrets.token_urlsafe(48)
+        payload = build_press(
+            interaction_id, token, user, channel, message=message, custom_id=custom_id,
+            guild=self.guilds[guild_id] if guild_id is not None else None, bot=self.bot,
+            application_id=self.application_id,
+        )  # fmt: skip
+        interaction = FakeInteraction(
+            interaction_id, token, custom_id, channel.id, guild_id, user, time.monotonic(),
+            payload, kind=3, message_id=message_id,
+        )  # fmt: skip
         self.interactions[interaction_id] = interaction
         await self.dispatch("INTERACTION_CREATE", payload)
         return interaction

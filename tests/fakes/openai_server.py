@@ -16,7 +16,17 @@ events) and ``GET /v1/models``. Anything else answers 404 with an OpenAI-style e
 
 Scripting: :meth:`FakeOpenAI.script` queues replies, consumed one per chat request in arrival
 order; when the queue is empty :attr:`FakeOpenAI.default` answers. A reply is :class:`Text`,
-:class:`ToolCalls`, :class:`Error`, :class:`Hang` or :class:`Dynamic`.
+:class:`ToolCalls`, :class:`Error`, :class:`Hang`, :class:`Dynamic`, or one of the two broken
+answers below.
+
+Broken endpoints. A proxy, a captive portal or a half-compatible server may answer 200 with
+something that is not a chat completion. :class:`Raw` serves a body verbatim with the status
+and content type given (an HTML page as ``text/html``, a truncated body as
+``application/json``); :class:`Mangled` builds the faithful completion of a :class:`Text` or
+:class:`ToolCalls` and sends, as ``application/json``, whatever its ``edit`` makes of it (no
+``choices``, empty ``choices``, a number for ``content``…). A :class:`Text` may also carry a
+``refusal`` (with ``content=None``, as OpenAI sends one), another ``finish_reason``
+(``"length"``, ``"content_filter"``) or empty content.
 
 Usage. Every successful answer carries ``usage`` (``prompt_tokens``, ``completion_tokens``,
 ``total_tokens``). Figures given in a reply's :class:`Usage` are used as they are; missing ones
@@ -77,6 +87,8 @@ __all__ = [
     "Error",
     "FakeOpenAI",
     "Hang",
+    "Mangled",
+    "Raw",
     "RecordedRequest",
     "Reply",
     "Text",
@@ -103,11 +115,13 @@ class Usage:
 
 @dataclass(frozen=True)
 class Text:
-    """An assistant message with ``content``; ``finish_reason`` defaults to ``"stop"``."""
+    """An assistant message with ``content`` (``None`` sends ``null``) and ``refusal``
+    (``null`` unless given); ``finish_reason`` defaults to ``"stop"``."""
 
-    content: str
+    content: str | None
     usage: Usage | None = None
     finish_reason: str = "stop"
+    refusal: str | None = None
 
 
 @dataclass(frozen=True)
@@ -150,6 +164,31 @@ class Error:
 
 
 @dataclass(frozen=True)
+class Raw:
+    """A body sent verbatim, whatever the request asked for (``"stream": true`` included).
+
+    A ``str`` or ``bytes`` body goes out as it is, with ``content_type`` (default
+    ``text/plain``); any other value is JSON-encoded, with ``content_type`` defaulting to
+    ``application/json``.
+    """
+
+    body: Any
+    content_type: str | None = None
+    status: int = 200
+    headers: Mapping[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Mangled:
+    """The completion ``reply`` would have been (id, usage, choices…, as a dict), passed
+    through ``edit``, whose result is sent as JSON with status 200. ``edit`` gets a copy it
+    may change in place; returning ``None`` sends that copy."""
+
+    reply: Text | ToolCalls
+    edit: Callable[[dict[str, Any]], Any]
+
+
+@dataclass(frozen=True)
 class Hang:
     """Wait ``seconds`` before answering (to trip client timeouts).
 
@@ -169,9 +208,9 @@ class Dynamic:
     fn: Callable[[dict[str, Any]], Reply | Awaitable[Reply]]
 
 
-Reply: TypeAlias = Text | ToolCalls | Error | Hang | Dynamic
-_Final: TypeAlias = Text | ToolCalls | Error
-_REPLY_TYPES = (Text, ToolCalls, Error, Hang, Dynamic)
+Reply: TypeAlias = Text | ToolCalls | Error | Raw | Mangled | Hang | Dynamic
+_Final: TypeAlias = Text | ToolCalls | Error | Raw | Mangled
+_REPLY_TYPES = (Text, ToolCalls, Error, Raw, Mangled, Hang, Dynamic)
 
 
 @dataclass(frozen=True)
@@ -383,6 +422,11 @@ class FakeOpenAI(LoopbackServer):
             )
         if isinstance(reply, Error):
             return self._error_response(reply)
+        if isinstance(reply, Raw):
+            return _raw_response(reply)
+        edit = None
+        if isinstance(reply, Mangled):
+            reply, edit = reply.reply, reply.edit
 
         prompt_text = _prompt_text(body)
         usage = self._usage(reply, prompt_text)
@@ -390,7 +434,7 @@ class FakeOpenAI(LoopbackServer):
         answer_id = f"chatcmpl-fake-{next(self._answer_ids)}"
         calls = self._wire_calls(reply)
         model = str(body.get("model", DEFAULT_MODEL))
-        if body.get("stream") is True:
+        if body.get("stream") is True and edit is None:
             options = body.get("stream_options")
             include_usage = isinstance(options, dict) and options.get("include_usage") is True
             return await self._stream(
@@ -404,7 +448,7 @@ class FakeOpenAI(LoopbackServer):
         message: dict[str, Any] = {
             "role": "assistant",
             "content": reply.content,
-            "refusal": None,
+            "refusal": reply.refusal if isinstance(reply, Text) else None,
             "annotations": [],
         }
         if calls:
@@ -426,6 +470,10 @@ class FakeOpenAI(LoopbackServer):
             "service_tier": "default",
             "system_fingerprint": "fp_fake",
         }
+        if edit is not None:
+            edited = copy.deepcopy(payload)
+            changed = edit(edited)
+            return self._json_response(200, edited if changed is None else changed)
         return self._json_response(200, payload)
 
     async def _resolve(self, reply: Reply, body: dict[str, Any]) -> _Final:
@@ -442,7 +490,7 @@ class FakeOpenAI(LoopbackServer):
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(self._closing.wait(), timeout=reply.seconds)
                 reply = following
-            elif isinstance(reply, Text | ToolCalls | Error):
+            elif isinstance(reply, Text | ToolCalls | Error | Raw | Mangled):
                 return reply
             else:
                 raise TypeError(f"not a reply: {reply!r}")
@@ -523,6 +571,7 @@ class FakeOpenAI(LoopbackServer):
         size = self.stream_chunk_chars
         events: list[bytes] = []
         content = reply.content
+        refusal = reply.refusal if isinstance(reply, Text) else None
         events.append(
             chunk(
                 delta(
@@ -536,6 +585,8 @@ class FakeOpenAI(LoopbackServer):
         )
         for piece in _pieces(content or "", size):
             events.append(chunk(delta({"content": piece})))
+        for piece in _pieces(refusal or "", size):
+            events.append(chunk(delta({"refusal": piece})))
         for index, call in enumerate(calls):
             function = call["function"]
             opening = {
@@ -659,9 +710,21 @@ def _prompt_text(body: Mapping[str, Any]) -> str:
     return (_compact(tools) if tools else "") + _compact(body["messages"])
 
 
+def _raw_response(reply: Raw) -> web.Response:
+    body = reply.body
+    if isinstance(body, str | bytes):
+        data = body.encode() if isinstance(body, str) else body
+        content_type = "text/plain" if reply.content_type is None else reply.content_type
+    else:
+        data = json.dumps(body).encode()
+        content_type = "application/json" if reply.content_type is None else reply.content_type
+    headers = {**(reply.headers or {}), "Content-Type": content_type}
+    return web.Response(status=reply.status, body=data, headers=headers)
+
+
 def _completion_text(reply: Text | ToolCalls) -> str:
     if isinstance(reply, Text):
-        return reply.content
+        return (reply.content or "") + (reply.refusal or "")
     parts = [reply.content or ""]
     for call in reply.calls:
         arguments = call.arguments if isinstance(call.arguments, str) else _compact(call.arguments)

@@ -31,6 +31,7 @@ from tests.fakes.telegram_html import HtmlError, parse_html, trim, utf16_len
 
 __all__ = [
     "METHODS",
+    "OMIT",
     "ApiError",
     "BotAPIMethods",
     "Call",
@@ -42,6 +43,15 @@ __all__ = [
 ]
 
 MAX_TEXT = 4096
+
+
+class _Omit:
+    def __repr__(self) -> str:
+        return "OMIT"
+
+
+OMIT: Any = _Omit()
+"""``served_update_id=OMIT``: the update is served without an ``update_id`` at all."""
 _DEFAULT_EXCLUDED = frozenset({"chat_member", "message_reaction", "message_reaction_count"})
 _JSON_FIELDS = frozenset(
     {
@@ -172,6 +182,7 @@ class BotAPIMethods:
     _messages: dict[tuple[int, int], dict[str, Any]]
     _message_ids: dict[int, itertools.count[int]]
     _pending: list[dict[str, Any]]
+    _served: dict[int, Any]
     _open_callbacks: set[str]
     _allowed: frozenset[str] | None
     _blocked: set[int]
@@ -229,7 +240,7 @@ class BotAPIMethods:
             batch = [u for u in self._pending if self._wanted(u)][:limit]
             remaining = deadline - loop.time()
             if batch or remaining <= 0 or self._closing.is_set():
-                return copy.deepcopy(batch)
+                return [self._as_served(update) for update in copy.deepcopy(batch)]
             await self._updates_signal.wait(remaining)
             if generation != self._poll_generation:
                 raise ApiError(
@@ -237,6 +248,15 @@ class BotAPIMethods:
                     "Conflict: terminated by other getUpdates request; make sure that only "
                     "one bot instance is running",
                 )
+
+    def _as_served(self, update: dict[str, Any]) -> dict[str, Any]:
+        """The update as getUpdates sends it: with its ``served_update_id``, if it has one."""
+        served = self._served.get(int(update["update_id"]), update["update_id"])
+        if served is OMIT:
+            del update["update_id"]
+        else:
+            update["update_id"] = served
+        return update
 
     def _wanted(self, update: dict[str, Any]) -> bool:
         kind = next((k for k in update if k != "update_id"), "")

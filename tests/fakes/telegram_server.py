@@ -62,12 +62,18 @@ Pushing updates: :meth:`push_text` builds a realistic ``message`` update (privat
 group, supergroup or forum topic, with ``bot_command``/``mention`` entities detected as
 Telegram does, replies to user or bot messages, and the topic-root ``reply_to_message``
 Telegram adds to topic messages), :meth:`push_callback` a ``callback_query`` on a bot
-message, :meth:`push_raw` any update dict; :meth:`redeliver` queues an update again under
-the same ``update_id``, as after a restart that never confirmed it.
+message (only on a button it shows, carrying the message as it is after any edit),
+:meth:`push_raw` any update dict, malformed ones included (``"date": "yesterday"``,
+a ``chat`` that is not an object: served exactly as given); :meth:`redeliver` queues an
+update again under the same ``update_id``, as after a restart that never confirmed it.
+``push_raw(..., served_update_id=OMIT | value)`` serves an update without its
+``update_id``, or with another value (``"ten"``): a schema Telegram never breaks, but a
+broken server or proxy might. The queue still orders and confirms it by the id it was given,
+as Telegram's own queue would; :attr:`pending_updates` shows that id.
 
 Inspecting: :attr:`sent` (every accepted sendMessage as :class:`SentMessage`), :attr:`edits`,
 :attr:`calls` (every request as :class:`Call`: method, params, status, monotonic time),
-:meth:`wait_sent`, :meth:`wait_calls`, :attr:`commands`, :attr:`webhook`,
+:meth:`wait_sent`, :meth:`wait_calls`, :meth:`wait_for`, :attr:`commands`, :attr:`webhook`,
 :attr:`answered_callbacks`.
 
 Bounded: no task outlives the ``async with``; leaving it wakes every long poll and hang,
@@ -92,6 +98,7 @@ from tests.fakes.loopback import LoopbackServer, serve
 from tests.fakes.telegram_html import utf16_len
 from tests.fakes.telegram_methods import (
     METHODS,
+    OMIT,
     ApiError,
     BotAPIMethods,
     Call,
@@ -102,7 +109,7 @@ from tests.fakes.telegram_methods import (
     read_params,
 )
 
-__all__ = ["DEFAULT_TOKEN", "Call", "FakeBotAPI", "SentMessage"]
+__all__ = ["DEFAULT_TOKEN", "OMIT", "Call", "FakeBotAPI", "SentMessage"]
 
 DEFAULT_TOKEN = "123456789:AAFakeTokenForTestsOnly_abcdefghijkl"
 
@@ -167,6 +174,7 @@ class FakeBotAPI(BotAPIMethods, LoopbackServer):
         self._messages: dict[tuple[int, int], dict[str, Any]] = {}
         self._message_ids: dict[int, itertools.count[int]] = {}
         self._pending: list[dict[str, Any]] = []
+        self._served: dict[int, Any] = {}  # update_id -> what getUpdates sends instead
         self._update_ids = itertools.count(700_000_001)
         self._callback_ids = itertools.count(1)
         self._open_callbacks: set[str] = set()
@@ -339,11 +347,17 @@ class FakeBotAPI(BotAPIMethods, LoopbackServer):
 
     # -- pushing updates ---------------------------------------------------------------
 
-    def push_raw(self, update: Mapping[str, Any]) -> dict[str, Any]:
-        """Queue an update dict as it is (an ``update_id`` is assigned if missing)."""
+    def push_raw(
+        self, update: Mapping[str, Any], *, served_update_id: Any = None
+    ) -> dict[str, Any]:
+        """Queue an update dict as it is (an ``update_id`` is assigned if missing; it orders
+        and confirms the update). ``served_update_id``: what getUpdates sends in its place
+        (``OMIT``: no ``update_id`` at all); None sends the real one."""
         stored = copy.deepcopy(dict(update))
         if "update_id" not in stored:
             stored["update_id"] = next(self._update_ids)
+        if served_update_id is not None:
+            self._served[int(stored["update_id"])] = served_update_id
         self._enqueue(stored)
         return copy.deepcopy(stored)
 
@@ -421,10 +435,16 @@ class FakeBotAPI(BotAPIMethods, LoopbackServer):
         message_id: int,
     ) -> dict[str, Any]:
         """Push a ``callback_query``: ``sender`` pressed a button with ``data`` under the
-        message ``message_id`` of ``chat`` (normally one the bot sent)."""
+        message ``message_id`` of ``chat`` (normally one the bot sent), which the query
+        carries as it is now. Only a button the message shows now can be pressed
+        (``LookupError`` otherwise), as in Telegram's apps; a message the fake does not know
+        is made up, with any data."""
         user = self.user(sender) if isinstance(sender, int) else dict(sender)
         chat_id = int(chat["id"]) if isinstance(chat, Mapping) else chat
         message = self._messages.get((chat_id, message_id))
+        rows = ((message or {}).get("reply_markup") or {}).get("inline_keyboard") or []
+        if message is not None and data not in [b.get("callback_data") for r in rows for b in r]:
+            raise LookupError(f"message {message_id} in {chat_id} shows no button {data!r}")
         if message is None:
             chat_obj = self._chat_for(chat, user, "private" if chat_id > 0 else "supergroup", False)
             message = {
@@ -505,6 +525,10 @@ class FakeBotAPI(BotAPIMethods, LoopbackServer):
 
         await self._wait_until(lambda: len(matching()) >= n, timeout)
         return matching()[:n]
+
+    async def wait_for(self, done: Callable[[], bool], timeout: float = 5.0) -> None:  # noqa: ASYNC109
+        """Wait until ``done()`` holds (checked after every request), at most ``timeout``."""
+        await self._wait_until(done, timeout)
 
     async def _wait_until(self, done: Callable[[], bool], seconds: float) -> None:
         loop = asyncio.get_running_loop()

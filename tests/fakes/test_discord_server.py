@@ -287,6 +287,115 @@ async def test_interactions_defer_followup_and_deadline(dc: FakeDiscord) -> None
         assert expired.value.code == 10062
 
 
+def _buttons(*pairs: tuple[str, str]) -> discord.ui.View:
+    view = discord.ui.View(timeout=None)
+    for label, custom_id in pairs:
+        view.add_item(discord.ui.Button(label=label, custom_id=custom_id))
+    view.stop()  # nothing for discord.py to dispatch: the test reads the raw interaction
+    return view
+
+
+async def test_buttons_are_kept_on_messages_and_a_press_is_a_component_interaction(
+    dc: FakeDiscord,
+) -> None:
+    guild = dc.add_guild()
+    general = dc.add_channel(guild)
+    alice = dc.add_user("alice")
+    async with connected(dc) as client:
+        channel = client.get_partial_messageable(general)
+        sent = await channel.send("Save it?", view=_buttons(("Yes", "y"), ("No", "n")))
+        await asyncio.wait_for(client.messages.get(), 5)  # the echo
+        assert dc.sent[-1].buttons == [("Yes", "y"), ("No", "n")]
+        with pytest.raises(LookupError):
+            await dc.press(sent.id, "maybe", alice)  # no such button on it
+        pressed = await dc.press(sent.id, "y", alice)
+        interaction = await asyncio.wait_for(client.interactions.get(), 5)
+        assert interaction.type is discord.InteractionType.component
+        assert interaction.data is not None and interaction.data.get("custom_id") == "y"
+        assert interaction.message is not None and interaction.message.id == sent.id
+        assert interaction.message.content == "Save it?" and interaction.user.id == alice.id
+        assert interaction.id == pressed.id and pressed.message_id == sent.id
+        await interaction.response.defer()  # 6: the pressed message changes later
+        assert [c.type for c in dc.callbacks] == [6]
+        await interaction.edit_original_response(content="Saved.", view=None)
+        assert (dc.sent[-1].kind, dc.sent[-1].message_id) == ("edit", sent.id)
+        assert dc.sent[-1].buttons == [] and dc.messages[sent.id]["content"] == "Saved."
+
+        again = await channel.send("And this?", view=_buttons(("Yes", "y2")))
+        await dc.press(again.id, "y2", alice)
+        update = await asyncio.wait_for(client.interactions.get(), 5)
+        await update.response.edit_message(content="Done.", view=None)  # 7: UPDATE_MESSAGE
+        assert dc.callbacks[-1].type == 7
+        assert (dc.sent[-1].kind, dc.sent[-1].content, dc.sent[-1].buttons) == (
+            "edit",
+            "Done.",
+            [],
+        )
+        kept = await channel.send("Keep?", view=_buttons(("Keep", "k")))
+        await channel.get_partial_message(kept.id).edit(content="Keep!")  # no components: kept
+        assert (dc.sent[-1].kind, dc.sent[-1].buttons) == ("edit", [("Keep", "k")])
+
+
+async def test_components_discord_refuses_and_callbacks_only_a_press_may_use(
+    dc: FakeDiscord,
+) -> None:
+    guild = dc.add_guild()
+    general = dc.add_channel(guild)
+    alice = dc.add_user("alice")
+    async with connected(dc) as client:
+        channel = client.get_partial_messageable(general)
+        for bad in (
+            _buttons(("x" * 81, "a")),  # label over 80
+            _buttons(("a", "a" * 101)),  # custom_id over 100
+        ):
+            with pytest.raises(discord.HTTPException) as refused:
+                await channel.send("x", view=bad)
+            assert refused.value.status == 400 and refused.value.code == 50035
+        await dc.push_interaction("memory", None, alice, general)
+        command = await asyncio.wait_for(client.interactions.get(), 5)
+        async with aiohttp.ClientSession() as session:  # what discord.py itself would refuse
+            button = {"type": 2, "style": 1, "label": "b", "custom_id": "b"}
+            six_rows = [
+                {"type": 1, "components": [button | {"custom_id": f"b{n}"}]} for n in range(6)
+            ]
+            duplicated = [{"type": 1, "components": [button, button]}]
+            headers = {"Authorization": f"Bot {TOKEN}"}
+            for components in (six_rows, duplicated):
+                body = {"content": "x", "components": components}
+                url = f"{dc.api_base}/channels/{general}/messages"
+                async with session.post(url, json=body, headers=headers) as refused_raw:
+                    assert refused_raw.status == 400 and (await refused_raw.json())["code"] == 50035
+            url = f"{dc.api_base}/interactions/{command.id}/{command.token}/callback"
+            async with session.post(url, json={"type": 6}) as wrong:
+                assert wrong.status == 400 and (await wrong.json())["code"] == 50035
+
+
+async def test_an_ephemeral_message_can_be_pressed_only_by_whom_it_was_shown_to(
+    dc: FakeDiscord,
+) -> None:
+    guild = dc.add_guild()
+    general = dc.add_channel(guild)
+    alice, bob = dc.add_user("alice"), dc.add_user("bob")
+    async with connected(dc) as client:
+        await dc.push_interaction("memory", None, alice, general)
+        command = await asyncio.wait_for(client.interactions.get(), 5)
+        await command.response.defer(ephemeral=True, thinking=True)
+        card = await command.edit_original_response(content="Yours", view=_buttons(("Ok", "ok")))
+        with pytest.raises(LookupError):
+            await dc.press(card.id, "ok", bob)
+        await dc.press(card.id, "ok", alice)
+        press = await asyncio.wait_for(client.interactions.get(), 5)
+        await press.response.defer()
+        await press.edit_original_response(content="Yours, done", view=None)
+        assert (dc.sent[-1].kind, dc.sent[-1].ephemeral, dc.sent[-1].buttons) == ("edit", True, [])
+        with pytest.raises(discord.NotFound):  # only its interaction's token edits it
+            await (
+                client.get_partial_messageable(general)
+                .get_partial_message(card.id)
+                .edit(content="no")
+            )
+
+
 async def test_dm_interaction_has_user_and_dm_channel(dc: FakeDiscord) -> None:
     alice = dc.add_user("alice")
     dm = dc.add_dm(alice)

@@ -18,6 +18,8 @@ from tests.fakes.openai_server import (
     Error,
     FakeOpenAI,
     Hang,
+    Mangled,
+    Raw,
     Text,
     ToolCalls,
     Usage,
@@ -350,6 +352,137 @@ async def test_answers_have_exact_content_types(server: FakeOpenAI, client: Asyn
         assert response.headers["content-type"] == "text/event-stream"
         body = (await response.read()).decode()
     assert body.endswith("data: [DONE]\n\n")
+
+
+# -- broken endpoints and unusual answers ------------------------------------------------------
+
+LOGIN_PAGE = "<!doctype html>\n<html><body><h1>Sign in to the proxy</h1></body></html>"
+
+
+def _no_choices(payload: dict[str, Any]) -> None:
+    del payload["choices"]
+
+
+def _number_content(payload: dict[str, Any]) -> None:
+    payload["choices"][0]["message"]["content"] = 42
+
+
+async def test_raw_bodies_are_served_verbatim_with_their_content_type(
+    server: FakeOpenAI, client: AsyncOpenAI
+) -> None:
+    cases: list[tuple[Raw, str, bytes]] = [
+        (Raw(LOGIN_PAGE, "text/html; charset=utf-8"), "text/html; charset=utf-8",
+         LOGIN_PAGE.encode()),
+        (Raw('{"id": "x", "choices": [', "application/json"), "application/json",
+         b'{"id": "x", "choices": ['),
+        (Raw({"object": "list", "data": []}), "application/json",
+         b'{"object": "list", "data": []}'),
+        (Raw(b"\x00\xffbinary"), "text/plain", b"\x00\xffbinary"),
+        (Raw("gone", status=410, headers={"x-proxy": "squid"}), "text/plain", b"gone"),
+    ]  # fmt: skip
+    server.script(*(raw for raw, _, _ in cases))
+    for raw, content_type, body in cases:
+        if raw.status != 200:
+            with pytest.raises(openai.APIStatusError) as caught:
+                await client.chat.completions.create(model="m", messages=_messages("hi"))
+            response = caught.value.response
+        else:
+            answer = await client.chat.completions.with_raw_response.create(
+                model="m", messages=_messages("hi"), stream=False
+            )
+            response = answer.http_response
+        assert response.status_code == raw.status
+        assert response.headers["content-type"] == content_type
+        assert response.content == body
+    assert response.headers["x-proxy"] == "squid"
+    # a raw body ignores "stream": a broken proxy does not speak SSE either
+    server.script(Raw(LOGIN_PAGE, "text/html"))
+    async with client.chat.completions.with_streaming_response.create(
+        model="m", messages=_messages("hi"), stream=True
+    ) as streamed:
+        assert streamed.headers["content-type"] == "text/html"
+        assert (await streamed.read()).decode() == LOGIN_PAGE
+
+
+async def test_mangled_completions_start_from_the_faithful_one(
+    server: FakeOpenAI, client: AsyncOpenAI
+) -> None:
+    server.script(
+        Mangled(Text("hi"), _no_choices),
+        Mangled(Text("hi"), lambda payload: {**payload, "choices": []}),
+        Mangled(Text("hi"), _number_content),
+    )
+    bodies = []
+    for _ in range(3):
+        answer = await client.chat.completions.with_raw_response.create(
+            model="m-1", messages=_messages("hi")
+        )
+        assert answer.headers["content-type"] == "application/json"
+        bodies.append(json.loads(answer.content))
+    assert "choices" not in bodies[0]
+    assert bodies[0]["object"] == "chat.completion" and bodies[0]["model"] == "m-1"
+    assert bodies[0]["usage"]["prompt_tokens"] > 0 and bodies[0]["id"].startswith("chatcmpl-")
+    assert bodies[1]["choices"] == []
+    assert bodies[2]["choices"][0]["message"]["content"] == 42
+    assert bodies[2]["choices"][0]["finish_reason"] == "stop"
+
+
+async def test_what_the_sdk_makes_of_a_broken_body(server: FakeOpenAI) -> None:
+    """Found by experiment (openai 3.x), and what agent_core/models/openai.py guards against:
+    without strict validation (the SDK's default) a non-JSON 200 comes back as a *str*, an
+    invalid JSON body raises a plain ``json.JSONDecodeError`` (no ``openai`` error at all),
+    and a JSON object of the wrong shape is built unchecked (``choices`` None, or a number
+    for ``content``). Strict validation raises ``APIResponseValidationError`` instead."""
+    server.script(
+        Raw(LOGIN_PAGE, "text/html"),
+        Raw('{"choices": [', "application/json"),
+        Mangled(Text("hi"), _no_choices),
+        Mangled(Text("hi"), _number_content),
+        Raw("null", "application/json"),
+    )
+    async with AsyncOpenAI(base_url=server.base_url, api_key="test", max_retries=0) as loose:
+        page = await loose.chat.completions.create(model="m", messages=_messages("hi"))
+        assert page == LOGIN_PAGE
+        with pytest.raises(json.JSONDecodeError):
+            await loose.chat.completions.create(model="m", messages=_messages("hi"))
+        shapeless = await loose.chat.completions.create(model="m", messages=_messages("hi"))
+        assert shapeless.choices is None
+        numeric = await loose.chat.completions.create(model="m", messages=_messages("hi"))
+        assert numeric.choices[0].message.content == 42
+        nothing = await loose.chat.completions.create(model="m", messages=_messages("hi"))
+        assert nothing is None
+    server.script(Raw(LOGIN_PAGE, "text/html"), Mangled(Text("hi"), _no_choices))
+    async with _client(server) as strict:
+        for _ in range(2):
+            with pytest.raises(openai.APIResponseValidationError):
+                await strict.chat.completions.create(model="m", messages=_messages("hi"))
+
+
+async def test_refusals_and_other_finish_reasons_are_valid_completions(
+    server: FakeOpenAI, client: AsyncOpenAI
+) -> None:
+    server.script(
+        Text(None, refusal="I can't help with that."),
+        Text("Partial answ", finish_reason="length"),
+        Text("", finish_reason="content_filter"),
+        Text(""),
+    )
+    seen = []
+    for _ in range(4):  # strict validation: every one is a well-formed chat completion
+        completion = await client.chat.completions.create(model="m", messages=_messages("hi"))
+        choice = completion.choices[0]
+        seen.append((choice.message.content, choice.message.refusal, choice.finish_reason))
+    assert seen == [
+        (None, "I can't help with that.", "stop"),
+        ("Partial answ", None, "length"),
+        ("", None, "content_filter"),
+        ("", None, "stop"),
+    ]
+    server.script(Text(None, refusal="No."))
+    stream = await client.chat.completions.create(model="m", messages=_messages("hi"), stream=True)
+    chunks = [chunk async for chunk in stream]
+    assert "".join(c.choices[0].delta.refusal or "" for c in chunks) == "No."
+    assert all(not c.choices[0].delta.content for c in chunks)
 
 
 # -- errors, retries, timeouts -----------------------------------------------------------------

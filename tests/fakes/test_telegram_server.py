@@ -13,6 +13,7 @@ from telegram import (
     BotCommand,
     InlineKeyboardButton,
     InlineKeyboardMarkup,
+    Message,
     ReplyParameters,
 )
 from telegram.error import (
@@ -27,7 +28,7 @@ from telegram.error import (
 from telegram.request import HTTPXRequest
 
 from tests.fakes.telegram_html import HtmlError, parse_html, trim
-from tests.fakes.telegram_server import DEFAULT_TOKEN, FakeBotAPI
+from tests.fakes.telegram_server import DEFAULT_TOKEN, OMIT, FakeBotAPI
 
 USER = 4242
 
@@ -120,13 +121,29 @@ async def test_limit_and_negative_offset(bot: Bot, api: FakeBotAPI) -> None:
 
 async def test_allowed_updates_filter_and_are_remembered(bot: Bot, api: FakeBotAPI) -> None:
     message = api.push_text(USER, USER, "text")
-    sent = await bot.send_message(USER, "pick")
+    yes = InlineKeyboardMarkup([[InlineKeyboardButton("Yes", callback_data="yes")]])
+    sent = await bot.send_message(USER, "pick", reply_markup=yes)
     callback = api.push_callback(USER, USER, "yes", sent.message_id)
     only = await bot.get_updates(allowed_updates=["callback_query"])
     assert [u.update_id for u in only] == [callback["update_id"]]
     assert [u.update_id for u in await bot.get_updates()] == [callback["update_id"]]
     both = await bot.get_updates(allowed_updates=["message", "callback_query"])
     assert [u.update_id for u in both] == [message["update_id"], callback["update_id"]]
+
+
+async def test_malformed_updates_are_served_as_given(bot: Bot, api: FakeBotAPI) -> None:
+    good = api.push_text(USER, USER, "fine")
+    message = {**good["message"], "date": "yesterday"}
+    bad = api.push_raw({"message": message})
+    with pytest.raises(TypeError):  # PTB reads the batch as a whole: one bad update fails it
+        await bot.get_updates()
+    idless = api.push_raw({"message": good["message"]}, served_update_id=OMIT)
+    raw = await bot.do_api_request("getupdates")  # the lower-case name skips PTB's parsing
+    assert [u.get("update_id") for u in raw] == [good["update_id"], bad["update_id"], None]
+    assert raw[1]["message"]["date"] == "yesterday"
+    # the id-less update is still queued under its own id, and confirmed by offset
+    assert await bot.do_api_request("getupdates", {"offset": idless["update_id"] + 1}) == []
+    assert api.pending_updates == []
 
 
 async def test_redeliver_repeats_the_same_update_id(bot: Bot, api: FakeBotAPI) -> None:
@@ -348,7 +365,8 @@ async def test_chat_action_and_commands(bot: Bot, api: FakeBotAPI) -> None:
 
 
 async def test_callback_queries_can_be_answered_once(bot: Bot, api: FakeBotAPI) -> None:
-    message = await bot.send_message(USER, "pick")
+    yes = InlineKeyboardMarkup([[InlineKeyboardButton("Yes", callback_data="yes")]])
+    message = await bot.send_message(USER, "pick", reply_markup=yes)
     api.push_callback(USER, USER, "yes", message.message_id)
     [update] = await bot.get_updates()
     query = update.callback_query
@@ -436,3 +454,20 @@ def test_trim_moves_and_clips_entities() -> None:
     text, entities = trim("  ab  ", [{"type": "bold", "offset": 1, "length": 4}])
     assert text == "ab"
     assert entities == [{"type": "bold", "offset": 0, "length": 2}]
+
+
+async def test_a_press_carries_the_message_as_edited_and_only_its_buttons(
+    bot: Bot, api: FakeBotAPI
+) -> None:
+    two = InlineKeyboardMarkup([[InlineKeyboardButton("Yes", callback_data="yes")],
+                                [InlineKeyboardButton("No", callback_data="no")]])  # fmt: skip
+    message = await bot.send_message(USER, "pick", reply_markup=two)
+    await bot.edit_message_text("picked?", chat_id=USER, message_id=message.message_id)
+    with pytest.raises(LookupError):  # the edit dropped the keyboard: nothing to press
+        api.push_callback(USER, USER, "yes", message.message_id)
+    again = await bot.send_message(USER, "pick again", reply_markup=two)
+    api.push_callback(USER, USER, "no", again.message_id)
+    [update] = await bot.get_updates()
+    query = update.callback_query
+    assert query is not None and isinstance(query.message, Message)
+    assert query.message.text == "pick again" and query.message.reply_markup == two

@@ -4,6 +4,11 @@
 messages into the gateway's sink and reads what came back from ``sent``. No wire exists
 here to fake; the over-the-wire tests with the real PTB and discord.py clients live in
 ``tests/e2e``. Errors can be injected per chat to exercise the outbox's policy.
+
+Buttons behave as on the platforms: ``shown`` holds every sent message as it is now (its
+text and buttons, on the last chunk; ``edit`` changes them and records itself in
+``edits``), and ``press`` delivers a press of a button a message shows *now*, with the
+message as it is (``InboundMessage.pressed``), from whoever the test says.
 """
 
 from __future__ import annotations
@@ -16,7 +21,8 @@ from datetime import UTC, datetime
 
 from adapters.base import BotCommand, PlatformError, Sink
 from adapters.chunking import split_message
-from adapters.messages import ChatType, Identity, InboundMessage, OutboundMessage
+from adapters.messages import Button, ChatType, Identity, InboundMessage, OutboundMessage, Pressed
+from adapters.skips import SKIP_REASONS
 
 
 @dataclass(slots=True)
@@ -24,6 +30,23 @@ class Sent:
     message: OutboundMessage
     chunks: list[str]
     at: float
+
+
+@dataclass(slots=True)
+class Shown:
+    """A message the bot sent, as it is now."""
+
+    chat_id: str
+    text: str
+    buttons: tuple[Button, ...]
+
+
+@dataclass(slots=True)
+class Edited:
+    chat_id: str
+    message_id: str
+    text: str
+    buttons: tuple[Button, ...]
 
 
 @dataclass
@@ -35,6 +58,8 @@ class ChatAdapter:
     commands: list[BotCommand] = field(default_factory=list)
     menu_admins: list[str] = field(default_factory=list)
     failures: dict[str, list[PlatformError]] = field(default_factory=dict)
+    shown: dict[str, Shown] = field(default_factory=dict)
+    edits: list[Edited] = field(default_factory=list)
     sink: Sink | None = None
     _ids: itertools.count[int] = field(default_factory=lambda: itertools.count(1000))
     _updates: itertools.count[int] = field(default_factory=lambda: itertools.count(1))
@@ -43,6 +68,11 @@ class ChatAdapter:
     @property
     def connected(self) -> bool:
         return self.sink is not None
+
+    @property
+    def skipped(self) -> dict[str, int]:
+        """Nothing reaches it over a wire, so nothing is ever skipped."""
+        return dict.fromkeys(SKIP_REASONS, 0)
 
     async def start(self, sink: Sink) -> None:
         self.sink = sink
@@ -57,7 +87,27 @@ class ChatAdapter:
         chunks = split_message(message.text, self.limit)[message.skip_chunks :]
         self.sent.append(Sent(message, chunks, asyncio.get_running_loop().time()))
         self._changed.set()
-        return [str(next(self._ids)) for _ in chunks]
+        ids = [str(next(self._ids)) for _ in chunks]
+        for index, (chunk, message_id) in enumerate(zip(chunks, ids, strict=True)):
+            last = index == len(chunks) - 1
+            self.shown[message_id] = Shown(message.chat_id, chunk, message.buttons if last else ())
+        return ids
+
+    async def edit(
+        self,
+        chat_id: str,
+        message_id: str,
+        text: str,
+        *,
+        thread_id: str | None = None,
+        buttons: tuple[Button, ...] = (),
+    ) -> None:
+        queue = self.failures.get(chat_id)
+        if queue:
+            raise queue.pop(0)
+        self.shown[message_id] = Shown(chat_id, text, buttons)
+        self.edits.append(Edited(chat_id, message_id, text, buttons))
+        self._changed.set()
 
     async def typing(self, chat_id: str, thread_id: str | None = None) -> None:
         self.typing_calls.append(chat_id)
@@ -86,6 +136,8 @@ class ChatAdapter:
         callback: bool = False,
         update_id: str | None = None,
         thread: str | None = None,
+        reply_to: str | None = None,
+        pressed: Pressed | None = None,
     ) -> InboundMessage:
         update = update_id or str(next(self._updates))
         return InboundMessage(
@@ -101,6 +153,8 @@ class ChatAdapter:
             mentions_bot=mention,
             is_command=text.startswith("/") if command is None else command,
             is_callback=callback,
+            reply_to_message_id=reply_to,
+            pressed=pressed,
         )
 
     async def say(self, text: str, **kwargs: object) -> InboundMessage:
@@ -111,6 +165,43 @@ class ChatAdapter:
     async def deliver(self, message: InboundMessage) -> None:
         assert self.sink is not None, "start the gateway first"
         await self.sink(message)
+
+    def card(self, label: str, *, chat: str | None = None) -> str:
+        """The id of the latest message (in ``chat``) that shows a button ``label`` now."""
+        for message_id, shown in reversed(self.shown.items()):
+            if (chat is None or shown.chat_id == chat) and label in dict(shown.buttons):
+                return message_id
+        raise AssertionError(f"no message shows a button {label!r}")
+
+    async def press(
+        self, label: str, *, on: str | None = None, user: str = "1", **kwargs: object
+    ) -> InboundMessage:
+        """``user`` presses the button ``label`` of message ``on`` (default: the latest
+        that shows one), as the platforms deliver it: in that message's chat, its data as
+        the text, the message as it is now."""
+        message_id = on or self.card(label)
+        shown = self.shown[message_id]
+        data = dict(shown.buttons)[label]
+        kwargs.setdefault("chat", shown.chat_id)
+        press = self.message(
+            data,
+            user=user,
+            command=False,
+            callback=True,
+            reply_to=message_id,
+            pressed=Pressed(shown.text, shown.buttons),
+            **kwargs,  # type: ignore[arg-type]
+        )
+        await self.deliver(press)
+        return press
+
+    async def wait_edits(self, count: int, *, within: float = 5) -> None:
+        async def until() -> None:
+            while len(self.edits) < count:
+                self._changed.clear()
+                await self._changed.wait()
+
+        await asyncio.wait_for(until(), within)
 
     def texts(self, chat: str | None = None) -> list[str]:
         return ["\n".join(s.chunks) for s in self.sent if chat is None or s.message.chat_id == chat]

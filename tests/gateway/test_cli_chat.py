@@ -8,13 +8,12 @@ import os
 import sys
 from pathlib import Path
 
-from agent_core.agent import UNAVAILABLE
 from agent_core.models.scripted import ScriptedModel, echo
 from gateway.app import build_agent
 from gateway.cli_chat import console_person
 from gateway.config import Config, Paths
 from memory.archive import Archive, SessionSpec, new_session_id
-from tests.fakes.openai_server import Call, Dynamic, Error, FakeOpenAI, Text, ToolCalls
+from tests.fakes.openai_server import Call, Dynamic, FakeOpenAI, Raw, Text, ToolCalls
 
 
 def echo_model() -> ScriptedModel:
@@ -141,20 +140,26 @@ async def test_lines_are_answered_one_at_a_time_in_order(home: Path) -> None:
     assert len(server.requests) == 3
 
 
-async def test_a_model_error_is_answered_with_the_apology_and_the_chat_goes_on(
-    home: Path,
-) -> None:
+async def test_a_broken_endpoint_is_one_line_and_the_console_keeps_reading(home: Path) -> None:
+    page = "<!doctype html>\n<html><body>\x1b[2JSign in to the proxy</body></html>"
     async with FakeOpenAI(default=Text("back again")) as server:
-        server.script(Error(500, headers={"x-should-retry": "false"}))
+        server.script(Raw(page, "text/html"))
         (home / "config.yaml").write_text(
             f"model:\n  base_url: {server.base_url}\n  name: fake-model\n  max_retries: 0\n"
             "memory: {review: {enabled: false}}\n",
             encoding="utf-8",
         )
-        code, out, err = await chat(home, "hello?\nhello again\n")
+        code, out, err = await chat(home, "hello?\nare you there?\n")
     assert code == 0, err
-    assert out.splitlines() == [UNAVAILABLE, "back again"]
-    assert "Traceback" not in err
+    assert out.splitlines() == [
+        "Sorry — I can't reach my language model right now, so I couldn't answer. Your message"
+        " is saved; please try again in a minute.",
+        "back again",
+    ]
+    assert "Traceback" not in err and "\x1b" not in err
+    [why] = err.splitlines()  # the operator's one line: what the endpoint sent
+    assert "(invalid_response)" in why and "(got text/html: <!doctype html> <html>" in why
+    assert "hello?" in str(server.requests[-1].body["messages"])
 
 
 async def test_sessions_the_old_console_started_resume(home: Path) -> None:

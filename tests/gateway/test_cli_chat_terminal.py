@@ -199,12 +199,13 @@ async def test_buttons_are_shown_as_the_commands_they_stand_for(home: Path) -> N
         async with Terminal(home) as term:
             await term.expect(PROMPT)
             term.type("I like tea\r")
-            await term.expect("I'd like to remember something (1 change(s)).")
-            approve = await term.expect(r"→ /memory approve \S+", regex=True)
-            await term.expect(r"→ /memory reject \S+", regex=True)
+            await term.expect("I'd like to remember this. Nothing is saved until you approve it:")
+            await term.expect("add to USER.md: «Likes tea»")
+            approve = await term.expect(r"✓ Approve → /memory approve \S+", regex=True)
+            await term.expect(r"✗ Reject → /memory reject \S+", regex=True)
             await term.expect(PROMPT)
-            term.type(approve.removeprefix("→ ") + "\r")  # typed as the button would send it
-            await term.expect("Approved ")
+            term.type(approve.partition("→ ")[2] + "\r")  # typed as the button would send it
+            await term.expect("✓ Saved to USER.md: «Likes tea»")
             await term.expect(PROMPT)
             term.type(CTRL_D)
             assert await term.exit_code() == 0

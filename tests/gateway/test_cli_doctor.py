@@ -21,7 +21,7 @@ from adapters.telegram import probe as telegram_probe
 from gateway.cli import main
 from memory.archive import Archive
 from tests.fakes.discord_server import FakeDiscord
-from tests.fakes.openai_server import Error, FakeOpenAI
+from tests.fakes.openai_server import Error, FakeOpenAI, Mangled, Raw, Text
 from tests.fakes.telegram_server import FakeBotAPI
 
 TG_TOKEN = "123456:fake-telegram-token-for-tests"
@@ -131,13 +131,13 @@ async def test_a_failing_model_endpoint_fails_the_model_row(
         async with FakeOpenAI() as gone:
             url = gone.base_url
         world.configure(model_url=url)
-        expected = "ModelUnavailable: the model did not answer after 1 attempts: cannot connect"
+        expected = "ModelUnavailable: the model did not answer after 1 attempt: cannot connect"
     elif failure == "refused-key":
         world.openai.api_key = "sk-another-key-the-server-wants-000"
         expected = "ModelRejected: the model endpoint refused the request (401)"
     else:
         world.openai.default = Error(503, message="overloaded")
-        expected = "ModelUnavailable: the model did not answer after 1 attempts: server error"
+        expected = "ModelUnavailable: the model did not answer after 1 attempt: server error"
     code, report, text = await doctor_json(capsys, world.home)
     assert code == 1 and report["ok"] is False
     [model] = rows(report, "model")
@@ -145,6 +145,44 @@ async def test_a_failing_model_endpoint_fails_the_model_row(
     assert all(row["result"] == "ok" for row in report["checks"] if row["check"] != "model")
     assert API_KEY not in text
     assert len(world.openai.requests) == (0 if failure == "closed" else 1)  # never retried
+
+
+NOT_A_COMPLETION = "the endpoint answered, but not with an OpenAI chat completion"
+HINT = "; is model.base_url the API's address (it usually ends in /v1)?"
+
+
+@pytest.mark.parametrize("mode", ["html", "invalid-json", "no-choices"])
+async def test_an_endpoint_that_answers_something_else_says_what_it_got(
+    world: World, capsys: pytest.CaptureFixture[str], mode: str
+) -> None:
+    if mode == "html":  # a proxy's login page, echoing the key it was sent
+        world.openai.default = Raw(
+            f"<!DOCTYPE html>\n<html><body>\x1b[2JLogin \u202e(key {API_KEY})</body></html>",
+            "text/html; charset=utf-8",
+        )
+        got = (
+            " (got text/html; charset=utf-8: <!DOCTYPE html> <html><body><U+001B>[2JLogin"
+            " <U+202E>(key [redacted])</body></html>)"
+        )
+    elif mode == "invalid-json":
+        world.openai.default = Raw('{"id": "chatcmpl-1", "choices": [{"mess', "application/json")
+        got = ': invalid JSON (got application/json: {"id": "chatcmpl-1", "choices": [{"mess)'
+    else:
+        world.openai.default = Mangled(Text("ok"), lambda payload: payload.pop("choices") and None)
+        got = ': no `choices` (got application/json: {"id": "chatcmpl-fake-1", "object":'
+    code, report, text = await doctor_json(capsys, world.home)
+    assert code == 1 and report["ok"] is False
+    [model] = rows(report, "model")
+    assert model["result"] == "fail"
+    assert model["detail"].startswith(
+        f"fake-model at {world.openai.base_url}: {NOT_A_COMPLETION}{got}"
+    ), model
+    assert model["detail"].endswith(HINT)
+    assert API_KEY not in text and "\x1b" not in text and "\u202e" not in text
+    assert world.openai.request_count == 1  # never retried
+    code, out, _ = await doctor(capsys, world.home)
+    [line] = [line for line in out.splitlines() if line.startswith("model")]
+    assert line.split()[1] == "fail" and NOT_A_COMPLETION in line and HINT in line
 
 
 async def test_a_wrong_telegram_token_fails_without_showing_it(

@@ -291,13 +291,21 @@ async def test_staged_writes_for_a_chat_are_announced_without_content_and_decide
     await rig.adapter.say("/memory pending", user=ADMIN, **GROUP)
     await rig.adapter.wait_sent(1, chat=ADMIN)
     listing = next(s.message for s in rig.adapter.sent if s.message.chat_id == ADMIN)
-    assert "wifi" in listing.text
-    _label, data = listing.buttons[0]
-    assert data.startswith(f"/admin approve {CHAT_STORE} ")
-    await rig.adapter.say(data, user=ADMIN, callback=True, command=False)  # in the DM
-    await rig.adapter.wait_sent(2, chat=ADMIN)
+    [write] = rig.gateway.agent.stores.for_person(CHAT_STORE).pending()
+    assert listing.text == (
+        f"Waiting for approval in the memory of {CHAT_STORE}:\n\n"
+        "add to USER.md: «the office wifi is mnemo-5g»\n"
+        f"type /admin approve {CHAT_STORE} {write.id} or /admin reject {CHAT_STORE} {write.id}"
+    )
+    assert listing.buttons[0] == ("✓ Approve", f"/admin approve {CHAT_STORE} {write.id}")
+    await rig.adapter.press("✓ Approve", user=ADMIN)  # in the admin's private chat
+    await rig.adapter.wait_edits(1)
+    [edit] = rig.adapter.edits
+    assert edit.chat_id == ADMIN and edit.buttons == ()
+    assert edit.text.endswith("\n\n✓ Saved to USER.md: «the office wifi is mnemo-5g»")
     await rig.gateway.stop()
     assert "mnemo-5g" in (home / "memories" / CHAT_STORE / "USER.md").read_text()
+    assert all("wifi" not in text for text in rig.adapter.texts("-100"))
 
 
 async def test_a_members_own_staged_write_from_a_group_is_announced_to_them_privately(
@@ -313,5 +321,6 @@ async def test_a_members_own_staged_write_from_a_group_is_announced_to_them_priv
     await rig.gateway.stop()
     assert rig.adapter.texts("-100") == ["ok"]
     private = next(s.message for s in rig.adapter.sent if s.message.chat_id == "1")
-    assert "remember something" in private.text
-    assert private.buttons and private.buttons[0][1].startswith("/memory approve ")
+    assert "\n\nadd to USER.md: «I am moving to Lyon»\ntype /memory approve " in private.text
+    assert [label for label, _ in private.buttons] == ["✓ Approve", "✗ Reject"]
+    assert private.buttons[0][1].startswith("/memory approve ")

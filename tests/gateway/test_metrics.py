@@ -87,6 +87,12 @@ def test_model_tokens_errors_retries_and_reviews() -> None:
     assert value(found, "mnemo_review_writes_total") == 2
 
 
+def test_every_model_error_kind_is_exported_from_the_start() -> None:
+    found = samples(Metrics(process=False))
+    for kind in ("unavailable", "invalid_response", "rejected"):
+        assert value(found, "mnemo_model_errors_total", kind=kind) == 0  # KeyError if absent
+
+
 def test_memory_gauges_are_max_and_sum_per_file_without_people() -> None:
     metrics = Metrics(process=False)
     metrics.set_memory(
@@ -161,3 +167,44 @@ def test_registries_are_private_and_every_own_metric_is_prefixed() -> None:
     assert own and all(name.startswith("mnemo_") for name in own)
     assert "process_resident_memory_bytes" in names(samples(second))
     assert not any(name.startswith("process_") for name in names(samples(first)))
+
+
+class Counts:
+    """What ``watch_skips`` reads: an adapter's ``skipped`` (here set by the test)."""
+
+    def __init__(self) -> None:
+        self.counts: dict[str, int] = {"unparsable": 0, "unnormalisable": 0}
+        self.broken = False
+
+    @property
+    def skipped(self) -> dict[str, int]:
+        if self.broken:
+            raise RuntimeError("the adapter is gone")
+        return self.counts
+
+
+def test_skipped_updates_are_read_from_each_adapter_when_scraped(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    metrics = Metrics(process=False)
+    telegram, discord = Counts(), Counts()
+    metrics.watch_skips("telegram", telegram)
+    metrics.watch_skips("discord", discord)
+    found = samples(metrics)
+    series = [labels for name, labels in found if name == "mnemo_updates_skipped_total"]
+    assert len(series) == 4 and all(
+        value(found, "mnemo_updates_skipped_total", **dict(labels)) == 0 for labels in series
+    )
+
+    telegram.counts = {"unparsable": 3, "unnormalisable": 1}  # no recorder called: read live
+    found = samples(metrics)
+    skipped = "mnemo_updates_skipped_total"
+    assert value(found, skipped, platform="telegram", reason="unparsable") == 3
+    assert value(found, skipped, platform="telegram", reason="unnormalisable") == 1
+    assert value(found, skipped, platform="discord", reason="unparsable") == 0
+    assert metrics.value(skipped, platform="telegram", reason="unparsable") == 3
+
+    telegram.broken = True  # a scrape still answers, with the last numbers
+    with caplog.at_level(logging.WARNING, logger="gateway.metrics"):
+        assert value(samples(metrics), skipped, platform="telegram", reason="unparsable") == 3
+    assert "skipped updates of telegram failed" in caplog.text

@@ -39,8 +39,8 @@ def test_a_reply_is_its_text_and_buttons_are_the_commands_to_type() -> None:
     )
     assert render(staged) == (
         "I'd like to remember something (1 change(s)).\n"
-        "  → /memory approve p1\n"
-        "  → /memory reject p1"
+        "  Approve p1 → /memory approve p1\n"
+        "  Reject p1 → /memory reject p1"
     )
     long = reply("word " * 5000, max_chunks=6)  # a terminal has no message size
     assert render(long) == ("word " * 5000).rstrip()

@@ -16,7 +16,7 @@ import pytest
 
 from adapters.base import BotCommand, Forbidden, NotFound, RateLimited, Unavailable
 from adapters.discord import DiscordAdapter
-from adapters.messages import InboundMessage, OutboundMessage
+from adapters.messages import InboundMessage, OutboundMessage, Pressed
 from tests.fakes.discord_server import FakeDiscord, FakeUser
 
 TOKEN = "MTEx.fake-bot-token.never-real"
@@ -170,6 +170,70 @@ async def test_dm_command_typed_and_slash(world: World) -> None:
     await world.dc.push_message(world.general, world.alice, "/help")
     typed = await world.next()
     assert typed.is_command and typed.text == "/help" and typed.addressed_to_bot
+
+
+CHOICES = (("Approve", "/memory approve 1a2b3c"), ("Reject", "/memory reject 1a2b3c"))
+
+
+async def test_buttons_are_components_and_a_press_is_acknowledged_at_once(world: World) -> None:
+    adapter = await world.start()
+    dc = world.dc
+    text = "add to USER.md: «tea»\ntype /memory approve 1a2b3c or /memory reject 1a2b3c"
+    [card_id] = await adapter.send(out(world.dm, text, buttons=(*CHOICES, ("Later", "/later"))))
+    [sent] = dc.sent
+    assert sent.buttons == [*CHOICES, ("Later", "/later")]
+    rows = [[c["custom_id"] for c in row["components"]] for row in sent.components]
+    assert rows == [[CHOICES[0][1], CHOICES[1][1]], ["/later"]]  # two to a row
+    assert sent.content == f"{text}\n\nLater → /later"  # typed fallback only where missing
+
+    pressed = await dc.press(int(card_id), CHOICES[0][1], world.alice)
+    press = await world.next()
+    # a deferred update, before the sink ran (the fake refuses a callback after 3 s)
+    assert [c.type for c in dc.callbacks] == [6]
+    assert (press.is_callback, press.text, press.chat_type) == (True, CHOICES[0][1], "dm")
+    assert press.reply_to_message_id == card_id and press.message_id == str(pressed.id)
+    assert press.pressed == Pressed(sent.content, (*CHOICES, ("Later", "/later")))
+    assert not press.private_reply
+
+    await adapter.edit(str(world.dm), card_id, "✓ Saved to USER.md: «tea»", buttons=(CHOICES[1],))
+    await adapter.send(out(world.dm, "noted", reply_to_message_id=press.message_id))
+    edited, answer = dc.sent[1:]
+    assert (edited.kind, edited.message_id, edited.interaction_id) == (
+        "edit",
+        int(card_id),
+        pressed.id,
+    )
+    assert edited.buttons == [CHOICES[1]]
+    assert (answer.kind, answer.content) == ("followup", "noted")  # the card stays as edited
+    await adapter.edit(str(world.dm), card_id, "✓ Saved to USER.md: «tea»")
+    assert dc.sent[-1].buttons == [] and dc.messages[int(card_id)]["components"] == []
+
+
+async def test_a_card_shown_only_to_its_asker_is_edited_through_the_press(world: World) -> None:
+    adapter = await world.start()
+    await adapter.set_commands(COMMANDS)
+    dc = world.dc
+    await dc.push_interaction("memory", {"args": "pending"}, world.alice, world.general)
+    command = await world.next()
+    [card_id] = await adapter.send(
+        out(world.general, "Waiting: tea", reply_to_message_id=command.message_id, buttons=CHOICES)
+    )
+    await dc.press(int(card_id), CHOICES[1][1], world.alice)
+    press = await world.next()
+    assert press.chat_type == "group" and press.private_reply  # its answers stay ephemeral
+    await adapter.edit(str(world.general), card_id, "✗ Not saved: «tea»")
+    assert (dc.sent[-1].kind, dc.sent[-1].ephemeral, dc.sent[-1].buttons) == ("edit", True, [])
+    await adapter.send(out(world.general, "and?", reply_to_message_id=press.message_id))
+    assert (dc.sent[-1].kind, dc.sent[-1].ephemeral) == ("followup", True)
+
+
+async def test_an_edit_without_a_press_goes_through_the_channel(world: World) -> None:
+    adapter = await world.start()
+    [card_id] = await adapter.send(out(world.general, "Waiting: tea", buttons=CHOICES))
+    await adapter.edit(str(world.general), card_id, "Decided")
+    assert [(s.kind, s.content, s.buttons) for s in world.dc.sent[1:]] == [("edit", "Decided", [])]
+    with pytest.raises(NotFound):
+        await adapter.edit(str(world.general), "123", "gone")
 
 
 async def test_expired_guild_interaction_falls_back_to_a_dm(world: World) -> None:

@@ -1,4 +1,5 @@
-"""normalize / normalize_interaction on payloads parsed by discord.py's own gateway code.
+"""normalize / normalize_interaction / normalize_press on payloads parsed by discord.py's own
+gateway code.
 
 ``payloads/gateway.json`` holds MESSAGE_CREATE, GUILD_CREATE and INTERACTION_CREATE bodies in
 Discord API v10 shapes. Each test feeds them through ``ConnectionState.parse_*`` (what
@@ -17,6 +18,8 @@ import discord
 import pytest
 
 from adapters.discord import normalize, normalize_interaction
+from adapters.discord.normalize import normalize_press
+from adapters.messages import Pressed
 
 PAYLOADS = json.loads((Path(__file__).parent / "payloads" / "gateway.json").read_text())
 BOT = int(PAYLOADS["bot_user"]["id"])
@@ -182,3 +185,28 @@ def test_thread_and_dm_interactions(gw: Gateway) -> None:
     assert dm is not None and dm.text == "/admin search telegram-1 tea"
     assert (dm.chat_type, dm.chat_id) == ("dm", DM)
     assert dm.sender.display_name == "Alice A."
+
+
+def test_a_button_press_on_our_message(gw: Gateway) -> None:
+    interaction = gw.interaction("guild_press")
+    press = normalize_press(interaction, bot_id=BOT)
+    assert press is not None and press.is_callback and press.addressed_to_bot
+    assert (press.text, press.chat_id, press.chat_type) == (
+        "/memory approve 1a2b3c",
+        GENERAL,
+        "group",
+    )
+    assert press.message_id == "1350189371637219601"  # the interaction: answers go through it
+    assert press.reply_to_message_id == "1350189371637219600" and press.private_reply
+    assert press.sender.user_id == ALICE
+    assert press.pressed == Pressed(
+        "I'd like to remember this:\n\nadd to USER.md: «prefers tea»\n"
+        "type /memory approve 1a2b3c or /memory reject 1a2b3c",
+        (("Approve", "/memory approve 1a2b3c"), ("Reject", "/memory reject 1a2b3c")),
+    )
+
+
+def test_other_components_and_other_apps_messages_are_not_presses(gw: Gateway) -> None:
+    assert normalize_press(gw.interaction("guild_select"), bot_id=BOT) is None
+    assert normalize_press(gw.interaction("press_on_another_apps_message"), bot_id=BOT) is None
+    assert normalize_press(gw.interaction("guild_memory_notes"), bot_id=BOT) is None

@@ -72,3 +72,14 @@ def test_nothing_to_say_gives_no_chunk() -> None:
 )
 def test_every_chunk_fits(text: str) -> None:
     assert all(len(chunk) <= 2000 for chunk in render(_out(text)))
+
+
+def test_a_button_whose_command_the_text_shows_gets_no_extra_line() -> None:
+    text = "add to USER.md: «tea»\ntype /memory approve 1a2b3c or /memory reject 1a2b3c"
+    buttons = (
+        ("Approve", "/memory approve 1a2b3c"),
+        ("Reject", "/memory reject 1a2b3c"),
+        ("Approve 1a2b3", "/memory approve 1a2b3"),  # a prefix of a shown command is not it
+    )
+    [chunk] = render(_out(text, buttons=buttons))
+    assert chunk == f"{text}\n\nApprove 1a2b3 → /memory approve 1a2b3"

@@ -23,9 +23,9 @@ from adapters.base import (
     Unavailable,
 )
 from adapters.chunking import utf16_len
-from adapters.messages import InboundMessage, OutboundMessage
+from adapters.messages import InboundMessage, OutboundMessage, Pressed
 from adapters.telegram import TelegramAdapter
-from adapters.telegram.client import backoff_delay
+from adapters.telegram.polling import backoff_delay
 from tests.fakes.telegram_server import DEFAULT_TOKEN, FakeBotAPI
 
 USER = 205118349
@@ -128,6 +128,25 @@ async def test_a_button_press_is_answered_and_delivered(
     assert message.is_callback and message.text == "forget:yes"
     assert message.reply_to_message_id == sent_id
     assert list(api.answered_callbacks) == [message.message_id]
+
+
+async def test_an_edit_replaces_the_text_and_the_buttons_a_press_then_sees(
+    adapter: TelegramAdapter, api: FakeBotAPI, inbox: Inbox
+) -> None:
+    choices = (("Yes 1", "y1"), ("No 1", "n1"), ("Yes 2", "y2"), ("No 2", "n2"))
+    [sent_id] = await adapter.send(OutboundMessage("telegram", str(USER), "Two?", buttons=choices))
+    rows = api.sent[0].reply_markup["inline_keyboard"]  # type: ignore[index]
+    assert [[b["text"] for b in row] for row in rows] == [["Yes 1", "No 1"], ["Yes 2", "No 2"]]
+    await adapter.edit(str(USER), sent_id, "1: yes. Two?", buttons=choices[2:])
+    await adapter.edit(str(USER), sent_id, "1: yes. Two?", buttons=choices[2:])  # unchanged: ok
+    api.push_callback(USER, USER, "y2", int(sent_id))
+    press = await inbox.next()
+    assert press.pressed == Pressed("1: yes. Two?", choices[2:])
+    await adapter.edit(str(USER), sent_id, "1: yes. 2: yes.")
+    assert api.message(USER, int(sent_id)).get("reply_markup") is None  # no buttons left
+    assert [e.text for e in api.edits] == ["1: yes. Two?", "1: yes. 2: yes."]
+    with pytest.raises(NotFound):
+        await adapter.edit(str(USER), "999", "gone")
 
 
 async def test_a_failing_sink_does_not_stop_polling(
@@ -302,10 +321,10 @@ async def test_missing_chats_and_threads_are_not_found(
         await adapter.send(OutboundMessage("telegram", "-100999", "x"))
     with pytest.raises(NotFound):
         await adapter.send(OutboundMessage("telegram", str(GROUP), "x", thread_id="5"))
-    with pytest.raises(BadRequest):
-        await adapter.send(
-            OutboundMessage("telegram", str(GROUP), "x", buttons=(("Too long", "d" * 65),))
-        )
+    await adapter.send(  # a button Telegram cannot carry is left out, not the message
+        OutboundMessage("telegram", str(GROUP), "x", buttons=(("Too long", "d" * 65), ("Ok", "o")))
+    )
+    assert api.sent[-1].buttons == [("Ok", "o")]
 
 
 async def test_server_errors_and_timeouts_are_unavailable(api: FakeBotAPI, inbox: Inbox) -> None:

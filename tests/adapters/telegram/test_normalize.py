@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from telegram import Bot, Update
 
-from adapters.messages import Attachment, Identity, InboundMessage
+from adapters.messages import Attachment, Identity, InboundMessage, Pressed
 from adapters.telegram import normalize
 
 PAYLOADS = Path(__file__).parent / "payloads"
@@ -159,6 +159,9 @@ def test_callback_query() -> None:
     assert (m.reply_to_message_id, m.replies_to_bot) == ("5560", True)
     assert m.sender.user_id == "311402977" and m.timestamp == PRESSED_AT
     assert m.addressed_to_bot and m.update_id == "871234520"
+    assert m.pressed == Pressed(  # the message as it was pressed, with the buttons it had
+        "Forget everything about gears?", (("Yes", "forget:yes"), ("No", "forget:no"))
+    )
 
 
 def test_callback_without_data_or_message_is_ignored() -> None:
@@ -181,6 +184,7 @@ def test_callback_on_an_inaccessible_message_still_counts() -> None:
     }
     m = message_of_payload(payload)
     assert (m.chat_type, m.chat_id, m.reply_to_message_id) == ("dm", "205118349", "12")
+    assert m.pressed == Pressed("")  # Telegram no longer shows it to the bot
 
 
 def message_of_payload(payload: dict[str, Any]) -> InboundMessage:

@@ -8,6 +8,7 @@ from hypothesis import strategies as st
 from adapters.chunking import utf16_len
 from adapters.messages import OutboundMessage
 from adapters.telegram import Chunk, render
+from adapters.telegram.render import keyboard
 from tests.fakes.telegram_html import parse_html
 
 
@@ -80,3 +81,14 @@ def test_every_chunk_is_valid_telegram_html_within_the_limit(text: str) -> None:
         visible, _ = parse_html(chunk.text)
         assert utf16_len(visible) <= 4096
         assert utf16_len(chunk.fallback) <= 4096
+
+
+def test_the_keyboard_puts_buttons_two_to_a_row_and_leaves_out_what_cannot_fit() -> None:
+    buttons = (("Approve", "/memory approve 1"), ("Reject", "/memory reject 1"), ("Go", "g"))
+    markup = keyboard((*buttons, ("Too long", "é" * 33)))  # 66 bytes
+    assert markup is not None
+    assert [[b.callback_data for b in row] for row in markup.inline_keyboard] == [
+        ["/memory approve 1", "/memory reject 1"],
+        ["g"],
+    ]
+    assert keyboard(()) is None and keyboard((("Too long", "x" * 65),)) is None
