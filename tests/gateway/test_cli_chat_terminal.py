@@ -1,7 +1,7 @@
 """``mnemo chat`` on a real pseudo-terminal: a subprocess with a pty as its terminal, the
 real openai SDK against the fake server on loopback, real files. What a person at the
-keyboard types (Enter, Ctrl-A, the Up arrow, Ctrl-C, Ctrl-D) goes through the kernel's
-line discipline and readline, as in a shell."""
+keyboard types (Enter, Ctrl-A, Tab, the Up arrow, Ctrl-C, Ctrl-D) goes through the
+kernel's line discipline and readline, as in a shell."""
 
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ async def test_line_editing_history_and_every_command_with_the_platforms_words(
             for line in HELP.splitlines():  # the text Telegram and Discord give
                 await term.expect(line)
             await term.expect("/admin memory PERSON")  # the console's person is the admin
-            term.type("/status\r")
+            term.type("/sta\t\r")  # Tab completes a command's name
             await term.expect("Turns: 1")
             await term.expect("USER.md: ")
             await term.expect("Limits: none (you are an admin)")
