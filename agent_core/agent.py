@@ -4,7 +4,8 @@
 records it with the session, so ``Agent.resume`` (after a restart) continues with the same
 bytes. ``Agent.turn`` runs the bounded loop with the person-bound tools, appends the whole
 exchange to the archive in one transaction, hands the reply back, and only then starts the
-review as a named background task (never awaited by the turn). ``Agent.aclose`` awaits the
+review as a named background task (never awaited by the turn). A turn that fails at the
+model, or is cancelled, still archives the person's message. ``Agent.aclose`` awaits the
 reviews still running (bounded) at shutdown.
 """
 
@@ -255,6 +256,17 @@ class Agent:
                 retries=max(0, exc.attempts - 1),
                 staged=tuple(conversation.memory_turn.staged),
             )
+        except asyncio.CancelledError:
+            # cancelled (the person pressed Ctrl-C, or a drain ran out of time): what they
+            # wrote was acknowledged, so it stays in the archive and the history; what the
+            # model had half-done in this turn is dropped
+            await self.archive.append_exchange(
+                conversation.id,
+                [NewMessage("user", user["content"], speaker=author)],
+                people=[conversation.person],
+            )
+            conversation.history.append(user)
+            raise
         await self.archive.append_exchange(
             conversation.id,
             _archived(result.messages, author, result.usage_at),

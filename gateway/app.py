@@ -117,16 +117,21 @@ def build_gateway(
     model: Model,
     adapters: Mapping[str, Adapter],
     clock: Callable[[], float] = time.time,
+    rules: Access | None = None,
+    settings: GatewaySettings | None = None,
 ) -> Gateway:
     """The whole gateway from one config: what `mnemo run` starts and what tests drive
-    (``clock``, unix time: pairing codes, what strangers are told, budgets)."""
+    (``clock``, unix time: pairing codes, what strangers are told, budgets). ``rules`` and
+    ``settings`` replace what the config says (``mnemo chat`` admits its console person
+    and always tells of saved memory)."""
     agent = build_agent(paths=paths, config=config, archive=archive, model=model)
-    auth = Auth(access(config), PairingStore(paths.home / "pairing.json", clock=clock))
+    pairing = PairingStore(paths.home / "pairing.json", clock=clock)
+    auth = Auth(rules or access(config), pairing)
     return Gateway(
         agent=agent,
         auth=auth,
         adapters=adapters,
-        settings=gateway_settings(config),
+        settings=settings or gateway_settings(config),
         metrics=Metrics(platforms=adapters),  # with the process_* series (memory, fds)
         clock=clock,
     )

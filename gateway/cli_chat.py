@@ -1,39 +1,53 @@
-"""``mnemo chat``: the console adapter — the whole agent on a terminal, no platform token.
+"""``mnemo chat``: the agent on this terminal, through the gateway like every platform.
 
-On a terminal it is an interactive REPL; when stdin is not a terminal it reads one message
-per line and prints each reply (so it can be scripted). The person is ``console-<os user>``;
-the same loop, archive, review and memory serve it as the chat bots. ``--session NAME``
-resumes a named session; ``/new``, ``/memory``, ``/search QUERY`` and ``/quit`` work as
-commands. ``--dry-run`` answers with an echo model instead of calling an endpoint.
+It runs a ``Gateway`` with one adapter, the console (``adapters.console``): every line
+passes the same choke point, lanes, commands, replies and reviews as a Telegram or Discord
+message, so ``/help``, ``/status``, ``/memory``, ``/forget``, ``/skills``, ``/<skill>``
+and the rest answer here with the same words. The person is ``console-<os user>``, an
+admin of this local gateway: they own its home and can already change every memory,
+pairing and skill from the shell (``mnemo memory``, ``mnemo pairing``, ``mnemo skills``),
+so refusing them ``/admin`` or a budget-free turn in chat would protect nothing (the old
+console treated them as the operator too). Saved memory is always told, in one line
+(``memory.notify: off`` is taken as ``on`` here: the console is where the owner watches).
+
+The session's chat is ``console-<user>`` or, with ``--session NAME``,
+``console-<user>:NAME``: its key ``console:dm:<chat>`` is the one the console has always
+used, so sessions it started before resume with their recorded prompt. On a terminal it is
+a REPL (readline, history in ``<home>/chat_history``, "thinking…", Ctrl-C cancels a turn;
+Ctrl-C at the prompt, Ctrl-D or ``/quit`` leave); on a pipe one reply per line, in order.
+Either way it exits 0 once the last reply and the reviews are done (``gateway.stop``:
+bounded by ``gateway.drain_timeout_s``); a Ctrl-C while it waits for them exits at once
+(130).
+``--dry-run`` answers with an echo model instead of calling an endpoint.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import getpass
 import os
 import re
+import signal
 import sys
-import threading
+from dataclasses import replace
 from typing import Any
 
-from agent_core.agent import Agent, Conversation
+from adapters.console import ConsoleAdapter
 from agent_core.models import Model
 from agent_core.models.openai import OpenAIModel
 from agent_core.models.scripted import ScriptedModel, echo
-from agent_core.review import ReviewOutcome
-from gateway.app import build_agent
+from gateway.app import access, build_gateway, gateway_settings
+from gateway.auth import Access
 from gateway.cli_memory import UsageError
 from gateway.config import Config, Paths
-from gateway.terminal import visible
-from memory import FILE_NAMES, TARGETS
-from memory.archive import Archive, SessionSpec, new_session_id
-from memory.search import SearchTool
+from gateway.service import GatewaySettings
+from memory.archive import Archive
 
-__all__ = ["console_person", "register"]
+__all__ = ["HISTORY_FILE", "console_access", "console_person", "console_settings", "register"]
 
-HELP = "Commands: /new (fresh session), /memory, /search QUERY, /quit."
+HISTORY_FILE = "chat_history"
 
 
 def register(commands: Any) -> None:
@@ -67,128 +81,90 @@ def build_model(config: Config, *, dry_run: bool, environ: dict[str, str] | None
     )
 
 
+def console_access(config: Config, user_id: str) -> Access:
+    """The config's access rules, plus the console person as an admin (see above)."""
+    rules = access(config)
+    return replace(
+        rules,
+        allowed_users={**rules.allowed_users, "console": frozenset({user_id})},
+        admins=rules.admins | {f"console:{user_id}"},
+    )
+
+
+def console_settings(config: Config) -> GatewaySettings:
+    """The config's gateway settings, with saved memory always told."""
+    settings = gateway_settings(config)
+    return replace(settings, notify="on" if settings.notify == "off" else settings.notify)
+
+
 def _chat(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     model = build_model(config, dry_run=args.dry_run)
     try:
         return asyncio.run(_run(model, paths, config, args.session))
-    except KeyboardInterrupt:  # Ctrl-C at the prompt: the session is saved, leave quietly
-        print(file=sys.stderr)
+    except (KeyboardInterrupt, asyncio.CancelledError):  # Ctrl-C while it finished up
         return 130
 
 
 async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> int:
     person = console_person()
-    key = f"console:dm:{person}" + (f":{name}" if name else "")
-    interactive = sys.stdin.isatty()
-    async with await Archive.open(paths.state_db) as archive:
-        agent = build_agent(paths=paths, config=config, archive=archive, model=model)
-        try:
-            conversation = await agent.resume(key, person=person, admin=True) or await _new(
-                agent, key, person
+    user_id = person.removeprefix("console-")
+    terminal = sys.stdin.isatty() and sys.stdout.isatty()
+    console = ConsoleAdapter(
+        user_id=user_id,
+        chat_id=person + (f":{name}" if name else ""),
+        display_name=_os_user(),
+        history_file=paths.home / HISTORY_FILE if terminal else None,
+        terminal=terminal,
+    )
+    loop = asyncio.get_running_loop()
+    running = asyncio.current_task()
+
+    def ctrl_c() -> None:
+        if not console.closed:
+            console.interrupt()  # cancel the turn, or leave at the prompt
+        elif running is not None:
+            running.cancel()  # while it finishes up (reviews): stop waiting, exit now
+
+    loop.add_signal_handler(signal.SIGINT, ctrl_c)
+    loop.add_signal_handler(signal.SIGTERM, console.close)
+    try:
+        async with await Archive.open(paths.state_db) as archive:
+            gateway = build_gateway(
+                paths=paths,
+                config=config,
+                archive=archive,
+                model=model,
+                adapters={"console": console},
+                rules=console_access(config, user_id),
+                settings=console_settings(config),
             )
-            if interactive:
-                print(f"mnemo chat — {person}, session {conversation.id}. {HELP}")
-            while True:
-                line = await _read_line(interactive)
-                if line is None:
-                    break
-                text = line.strip()
-                if not text:
-                    continue
-                if text.startswith("/"):
-                    outcome = await _command(text, agent, conversation, key, person)
-                    if outcome is None:
-                        break
-                    conversation, answer = outcome
-                    print(visible(answer), flush=True)
-                    continue
-                result = await agent.turn(conversation, text)
-                print(visible(result.reply), flush=True)  # model output drives no terminal
-                if result.review is not None and config.memory.notify != "off":
-                    result.review.add_done_callback(
-                        lambda task: _notify(task, verbose=config.memory.notify == "verbose")
-                    )
-        finally:
-            await agent.aclose()
-            close = getattr(model, "close", None)
-            if close is not None:
+            console.bind(gateway)
+            if terminal:
+                session = f", session {name!r}" if name else ""
+                print(
+                    f"mnemo chat — {person}{session}. /help lists the commands; Ctrl-C stops"
+                    " a reply; Ctrl-D or /quit leaves.",
+                    flush=True,
+                )
+            try:
+                await gateway.start()
+                await console.wait_closed()
+            finally:
+                try:
+                    await gateway.stop()  # running turns finish; reviews, notices awaited
+                finally:
+                    await console.stop()  # the terminal given back, even if cut short
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        loop.remove_signal_handler(signal.SIGTERM)
+        close = getattr(model, "close", None)
+        if close is not None:
+            with contextlib.suppress(Exception):
                 await close()
     return 0
 
 
-def _notify(task: asyncio.Task[ReviewOutcome], *, verbose: bool) -> None:
-    if task.cancelled() or task.exception() is not None:
-        return
-    outcome = task.result()
-    if outcome.wrote:
-        note = outcome.summary() if verbose else "memory updated"
-        print(f"({visible(note)})", file=sys.stderr, flush=True)
-
-
-async def _read_line(interactive: bool) -> str | None:
-    """The next line (None at end of input), read on a daemon thread: a blocked ``input()``
-    must not keep the process alive after Ctrl-C, as an executor thread would."""
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[str | None] = loop.create_future()
-
-    def read() -> None:
-        try:
-            line: str | None = input("you> ") if interactive else sys.stdin.readline() or None
-        except EOFError:
-            line = None
-        except BaseException as exc:
-            loop.call_soon_threadsafe(_settle, future, None, exc)
-            return
-        loop.call_soon_threadsafe(_settle, future, line, None)
-
-    threading.Thread(target=read, name="mnemo-chat-stdin", daemon=True).start()
-    return await future
-
-
-def _settle(
-    future: asyncio.Future[str | None], line: str | None, error: BaseException | None
-) -> None:
-    if future.done():
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(line)
-
-
-async def _new(agent: Agent, key: str, person: str) -> Conversation:
-    spec = SessionSpec(new_session_id(), "console", person, "dm", (person,), session_key=key)
-    # the console is the operator: their skill writes apply without approval
-    return await agent.start(spec, person=person, platform_label="console (terminal)", admin=True)
-
-
-async def _command(
-    text: str, agent: Agent, conversation: Conversation, key: str, person: str
-) -> tuple[Conversation, str] | None:
-    command, _, rest = text.partition(" ")
-    if command in ("/quit", "/exit"):
-        return None
-    if command == "/new":
-        await agent.archive.end_session(conversation.id, "new")
-        fresh = await _new(agent, key, person)
-        return fresh, f"Started a new session ({fresh.id}) with a fresh memory snapshot."
-    if command == "/memory":
-        store = agent.stores.for_person(person)
-        lines = []
-        for target in TARGETS:
-            entries = store.entries(target)
-            lines.append(f"{FILE_NAMES[target]} [{store.usage(target)}]")
-            lines += [f"  {n}. {visible(e)}" for n, e in enumerate(entries, 1)] or ["  (empty)"]
-        return conversation, "\n".join(lines)
-    if command == "/search":
-        if not rest.strip():
-            return conversation, "Usage: /search QUERY"
-        result = await SearchTool(agent.archive).call({"query": rest, "limit": 5}, viewer=person)
-        hits = result.get("results", [])
-        if not hits:
-            return conversation, result.get("note", "Nothing found.")
-        return conversation, "\n".join(
-            f"{h['when']} · {h['title']}: {h['snippet'] or h['message']['content'][:120]}"
-            for h in hits
-        )
-    return conversation, f"Unknown command {command}. {HELP}"
+def _os_user() -> str:
+    with contextlib.suppress(Exception):
+        return getpass.getuser()
+    return "user"

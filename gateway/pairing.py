@@ -24,7 +24,7 @@ import json
 import logging
 import secrets
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -315,21 +315,26 @@ class PairingStore:
             tuple(str(who) for who in data["blocked"]),
         )
 
-    def take_welcomes(self) -> list[tuple[str, str]]:
+    def take_welcomes(self, platforms: Collection[str] | None = None) -> list[tuple[str, str]]:
         """(person, DM chat) of people approved since the last call, whichever way (chat
-        or ``mnemo pairing approve``), so the running gateway can tell them; each once."""
+        or ``mnemo pairing approve``), so the running gateway can tell them; each once.
+        ``platforms``: only people on these; the others wait for a gateway that runs theirs
+        (``mnemo chat`` must not take a Telegram welcome)."""
         if not self.path.exists():
             return []
         with file_lock(self.path):
             data = self._load()
-            if not data["welcome"]:
+            taken = [
+                who
+                for who in data["welcome"]
+                if platforms is None or str(who).split(":", 1)[0] in platforms
+            ]
+            if not taken:
                 return []
             welcomes = [
-                (str(who), str(data["chats"][who]))
-                for who in data["welcome"]
-                if who in data["chats"]
+                (str(who), str(data["chats"][who])) for who in taken if who in data["chats"]
             ]
-            data["welcome"] = []
+            data["welcome"] = [who for who in data["welcome"] if who not in taken]
             self._save(data)
         return welcomes
 

@@ -311,7 +311,7 @@ class Replies:
 
     async def welcome(self, pairing: PairingStore) -> None:
         """Tell people approved by pairing (in chat or from the shell) that they are in."""
-        for who, chat in await asyncio.to_thread(pairing.take_welcomes):
+        for who, chat in await asyncio.to_thread(pairing.take_welcomes, self.adapters):
             platform = who.split(":", 1)[0]
             if platform not in self.adapters:
                 continue

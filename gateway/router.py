@@ -10,6 +10,10 @@ next turn. Different lanes run concurrently, at most ``max_concurrent`` turns at
 lane exists only while it has work: when its last turn ends with nothing queued it is
 dropped, so idle chats cost nothing. ``drain`` stops intake and waits (bounded) for the
 running turns.
+
+``cancel(key)`` cancels the batch a lane is running (the console's Ctrl-C): the handler
+sees ``CancelledError``, ``on_cancel(key, batch)`` is told, and the lane goes on with what
+was queued meanwhile. ``idle(key)`` waits until a lane has nothing queued or running.
 """
 
 from __future__ import annotations
@@ -55,11 +59,16 @@ class RouterClosed(RuntimeError):
 class _Lane:
     pending: list[InboundMessage] = field(default_factory=list)
     task: asyncio.Task[None] | None = None
+    running: Sequence[InboundMessage] = ()  # the batch in the handler now
+    cancelling: bool = False
 
 
 class Router:
-    def __init__(self, handler: Handler, *, max_concurrent: int = 8) -> None:
+    def __init__(
+        self, handler: Handler, *, max_concurrent: int = 8, on_cancel: Handler | None = None
+    ) -> None:
         self._handler = handler
+        self._on_cancel = on_cancel
         self._slots = asyncio.Semaphore(max_concurrent)
         self._lanes: dict[SessionKey, _Lane] = {}
         self._closed = False
@@ -86,14 +95,46 @@ class Router:
             while lane.pending:
                 async with self._slots:
                     batch, lane.pending = lane.pending, []
+                    lane.running = batch
                     try:
                         await self._handler(key, batch)
+                    except asyncio.CancelledError:
+                        if not _ours(lane):
+                            raise  # the drain, or the loop closing: not ours to swallow
+                        await self._cancelled(key, batch)
                     except Exception:
                         log.exception("turn for %s failed", key)
+                    finally:
+                        lane.running = ()
+                        lane.cancelling = False
         finally:
             lane.task = None
             if not lane.pending:
                 self._lanes.pop(key, None)
+
+    def cancel(self, key: SessionKey) -> bool:
+        """Cancel the batch ``key``'s lane is running; False when it runs none (idle, or
+        waiting for a slot) or is being cancelled already."""
+        lane = self._lanes.get(key)
+        if lane is None or lane.task is None or not lane.running or lane.cancelling:
+            return False
+        lane.cancelling = True
+        lane.task.cancel()
+        return True
+
+    async def _cancelled(self, key: SessionKey, batch: Sequence[InboundMessage]) -> None:
+        log.info("turn for %s cancelled", key)
+        if self._on_cancel is not None:
+            try:
+                await self._on_cancel(key, batch)
+            except Exception:
+                log.exception("after cancelling the turn for %s", key)
+
+    async def idle(self, key: SessionKey) -> None:
+        """Return once ``key``'s lane has nothing queued or running (at once if it has no
+        lane). Waiting never cancels the lane, whatever happens to the waiter."""
+        while (lane := self._lanes.get(key)) is not None and lane.task is not None:
+            await asyncio.wait({lane.task})
 
     async def drain(self, timeout_s: float) -> bool:
         """Refuse new messages and wait for running lanes; True if all finished in time."""
@@ -108,3 +149,13 @@ class Router:
             with contextlib.suppress(asyncio.CancelledError):
                 await task
         return not left
+
+
+def _ours(lane: _Lane) -> bool:
+    """Whether the ``CancelledError`` a lane's handler raised came from ``cancel`` alone
+    (then it is taken back, and the lane carries on); a drain's or the loop's is not."""
+    if not lane.cancelling:
+        return False
+    lane.cancelling = False
+    task = asyncio.current_task()
+    return task is None or task.uncancel() == 0

@@ -18,6 +18,9 @@ A lane handles its batch in order: a command (``gateway.commands``) is answered 
 model; consecutive plain messages are merged into one turn. The reply is persisted in the
 outbox, then sent (``gateway.outbox``), followed by the memory writes the turn staged for
 approval, if any (``Replies.staged``); the review runs afterwards in the background.
+``cancel`` stops the turn a message's session is running (the console's Ctrl-C: the person's
+message stays archived, and they are told ``CANCELLED``); ``idle`` waits until that session
+has nothing queued or running.
 
 ``start`` tells people whose turn a restart interrupted, delivers replies a restart left
 unsent, and starts the adapters; ``stop`` stops intake, lets running turns finish (bounded),
@@ -55,6 +58,7 @@ __all__ = ["Gateway", "GatewaySettings", "PlatformPolicy"]
 log = logging.getLogger(__name__)
 
 COMMAND_FAILED = "Sorry, that command failed. The operator can find why in the logs."
+CANCELLED = "(cancelled)"
 TYPING_AFTER_S = 0.5
 TYPING_EVERY_S = 4.0
 
@@ -112,7 +116,11 @@ class Gateway:
         self.sessions = Sessions(
             agent, idle_s=self.settings.idle_session_s, group_scope=self.settings.group_scope
         )
-        self.router = Router(self._handle, max_concurrent=self.settings.max_concurrent_turns)
+        self.router = Router(
+            self._handle,
+            max_concurrent=self.settings.max_concurrent_turns,
+            on_cancel=self._cancelled,
+        )
         self.budgets = Budgets(agent.archive, self.settings.limits, clock=clock)
         self.pairing_desk = PairingDesk(
             auth.pairing,
@@ -238,9 +246,7 @@ class Gateway:
             return
         if verdict.action == "allow" and not self._addressed(message):
             return
-        key = SessionKey.for_message(
-            message, per_user_in_groups=self.settings.group_sessions_per_user
-        )
+        key = self._key(message)
         if self._closing:
             # acknowledged by the platform: keep it in the ledger so the next start tells them
             await self._accept(message, key)
@@ -260,6 +266,21 @@ class Gateway:
             return
         with contextlib.suppress(RouterClosed):  # the row stays queued: the next start tells them
             self.router.submit(key, message)
+
+    def cancel(self, message: InboundMessage) -> bool:
+        """Cancel the turn (or command) running in ``message``'s session; False when none
+        runs there now."""
+        return self.router.cancel(self._key(message))
+
+    async def idle(self, message: InboundMessage) -> None:
+        """Wait until ``message``'s session has nothing queued or running: everything it
+        was sent has been answered (or cancelled)."""
+        await self.router.idle(self._key(message))
+
+    def _key(self, message: InboundMessage) -> SessionKey:
+        return SessionKey.for_message(
+            message, per_user_in_groups=self.settings.group_sessions_per_user
+        )
 
     def _addressed(self, message: InboundMessage) -> bool:
         if message.chat_type == "dm" or message.addressed_to_bot or message.is_callback:
@@ -325,6 +346,12 @@ class Gateway:
                     reply=True,
                 )
         await self._flush_texts(key, texts)
+
+    async def _cancelled(self, key: SessionKey, batch: Sequence[InboundMessage]) -> None:
+        """A batch cancelled mid-way: say so, which also marks its messages answered (they
+        are archived; a restart must not ask for them again)."""
+        keys = tuple(m.dedup_key for m in batch)
+        await self.replies.to(batch[-1], key, CANCELLED, answers=keys, markdown=False)
 
     async def _skill_turn(self, message: InboundMessage) -> InboundMessage | str | None:
         """``/<skill-name> TEXT``: the message a turn should get with the skill's body in it

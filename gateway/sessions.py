@@ -69,6 +69,8 @@ def session_person(
 def platform_label(message: InboundMessage, person: str) -> str:
     """The platform line of a session's prompt: where it is and, in a group, that it is a
     public place and whose memory the prompt carries (``person``: the session's)."""
+    if message.platform == "console":
+        return "Console (terminal)"
     name = message.platform.capitalize()
     where = {"dm": "private chat", "group": "group chat", "thread": "thread in a group"}
     label = f"{name} ({where[message.chat_type]})"

@@ -160,6 +160,34 @@ async def test_a_failed_model_still_archives_the_message(home: Path, archive: Ar
     assert [m.role for m in stored] == ["user"] and stored[0].content.endswith("are you there?")
 
 
+async def test_a_turn_cancelled_mid_request_keeps_the_message(home: Path, archive: Archive) -> None:
+    asked = asyncio.Event()
+
+    async def slow(messages: Any, tools: Any) -> ModelReply:
+        asked.set()
+        await asyncio.Event().wait()  # never answers: only a cancel ends this request
+        raise AssertionError("unreachable")
+
+    model = ScriptedModel(respond=slow)
+    a = agent(home, archive, model, review_enabled=False)
+    conversation = await start(a)
+    turn = asyncio.create_task(a.turn(conversation, "a long question"))
+    await asked.wait()
+    turn.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await turn
+    stored = await archive.messages(conversation.id, viewer="telegram-1")
+    assert [m.role for m in stored] == ["user"] and stored[0].content.endswith("a long question")
+    assert stored[0].speaker == "telegram-1"
+    # the next turn sees it, exactly as a resumed session would
+    model.push("here now")
+    assert (await a.turn(conversation, "still there?")).reply == "here now"
+    sent = [m["content"] for m in model.requests[-1].messages[1:]]
+    assert sent[0].endswith("a long question") and sent[1].endswith("still there?")
+    resumed = await a.resume("telegram:dm:1", person="telegram-1")
+    assert resumed is not None and resumed.history == conversation.history
+
+
 async def test_usage_is_recorded_per_request(home: Path, archive: Archive) -> None:
     model = ScriptedModel(
         ModelReply(content=None, tool_calls=(ToolCall("a", "session_search", "{}"),),

@@ -1,5 +1,5 @@
 """``mnemo chat`` scripted through a pipe: a real subprocess, the real openai SDK, the fake
-server on loopback, real files."""
+server on loopback, real files. (On a pseudo-terminal: test_cli_chat_terminal.py.)"""
 
 from __future__ import annotations
 
@@ -8,9 +8,17 @@ import os
 import sys
 from pathlib import Path
 
+from agent_core.models.scripted import ScriptedModel, echo
+from gateway.app import build_agent
 from gateway.cli_chat import console_person
-from memory.archive import Archive
+from gateway.config import Config, Paths
+from memory.archive import Archive, SessionSpec, new_session_id
 from tests.fakes.openai_server import Call, Dynamic, FakeOpenAI, Raw, Text, ToolCalls
+
+
+def echo_model() -> ScriptedModel:
+    return ScriptedModel(respond=echo, name="dry-run")
+
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -65,9 +73,10 @@ async def test_a_piped_conversation_with_memory_commands_and_resume(home: Path) 
         )
         assert later[0] == first[0]
         assert any("my name is Ada" in str(m.get("content")) for m in later)
-        # /new starts a fresh session whose prompt carries the saved profile
+        # /new starts a fresh session whose prompt carries the saved profile, in the words
+        # every platform uses
         code, out, err = await chat(home, "/new\nhello\n")
-        assert code == 0 and "Started a new session" in out
+        assert code == 0 and out.startswith("Fresh start (session ")
         assert "Name: Ada" in server.requests[-1].body["messages"][0]["content"]
     async with await Archive.open(home / "state.db") as archive:
         sessions = await archive.sessions(viewer=console_person())
@@ -105,6 +114,32 @@ async def test_model_output_cannot_drive_the_terminal(home: Path) -> None:
     assert out.startswith("fine<U+001B>[2J")
 
 
+async def test_lines_are_answered_one_at_a_time_in_order(home: Path) -> None:
+    """The gateway merges messages that arrive during a turn; a piped script must not be
+    merged: the console hands over a line only once the one before is answered."""
+
+    async def respond(body: dict[str, object]) -> Text:
+        messages = body["messages"]
+        assert isinstance(messages, list)
+        said = str(messages[-1]["content"]).partition("\n")[2]
+        if said == "first":
+            await asyncio.sleep(0.5)  # long enough for the next lines to queue up behind it
+        return Text(f"re: {said}")
+
+    async with FakeOpenAI(default=Dynamic(respond)) as server:
+        (home / "config.yaml").write_text(
+            f"model:\n  base_url: {server.base_url}\n  name: fake-model\n"
+            "memory: {review: {enabled: false}}\n",
+            encoding="utf-8",
+        )
+        code, out, err = await chat(home, "first\nsecond\n/status\nthird\n/quit\nnever sent\n")
+    assert code == 0, err
+    lines = out.splitlines()
+    assert lines[:2] == ["re: first", "re: second"] and lines[-1] == "re: third"
+    assert "Turns: 2" in lines  # /status ran between the second and the third turn
+    assert len(server.requests) == 3
+
+
 async def test_a_broken_endpoint_is_one_line_and_the_console_keeps_reading(home: Path) -> None:
     page = "<!doctype html>\n<html><body>\x1b[2JSign in to the proxy</body></html>"
     async with FakeOpenAI(default=Text("back again")) as server:
@@ -125,6 +160,27 @@ async def test_a_broken_endpoint_is_one_line_and_the_console_keeps_reading(home:
     [why] = err.splitlines()  # the operator's one line: what the endpoint sent
     assert "(invalid_response)" in why and "(got text/html: <!doctype html> <html>" in why
     assert "hello?" in str(server.requests[-1].body["messages"])
+
+
+async def test_sessions_the_old_console_started_resume(home: Path) -> None:
+    """Before the console was an adapter it keyed sessions ``console:dm:<person>[:<name>]``
+    with the person as the chat: the same key now, so they carry on."""
+    person = console_person()
+    paths = Paths(home, home / "config.yaml", explicit_config=False)
+    async with await Archive.open(home / "state.db") as archive:
+        agent = build_agent(paths=paths, config=Config(), archive=archive, model=echo_model())
+        key = f"console:dm:{person}:garden"
+        spec = SessionSpec(new_session_id(), "console", person, "dm", (person,), session_key=key)
+        old = await agent.start(spec, person=person, platform_label="console (terminal)")
+        await agent.turn(old, "in the garden")
+        await agent.aclose()
+    code, out, err = await chat(home, "still the garden\n", "--dry-run", "--session", "garden")
+    assert code == 0 and out == "(dry run) you said: still the garden\n", err
+    async with await Archive.open(home / "state.db") as archive:
+        (session,) = await archive.sessions(viewer=person)
+        prompt = await archive.system_prompt(session.id)
+    assert session.id == old.id and session.message_count == 4
+    assert prompt == old.system["content"]
 
 
 def test_console_person_ids_are_safe() -> None:

@@ -191,3 +191,15 @@ def test_a_stranger_in_a_group_gets_no_code(store: PairingStore, clock: Clock) -
     auth = Auth(Access(allowed_chats={"telegram": frozenset({"-100"})}), store)
     assert auth.check(dataclasses.replace(dm("7", "group"))).action == "ignore"
     assert store.listing().pending == ()
+
+
+def test_a_gateway_takes_only_the_welcomes_of_its_own_platforms(tmp_path: Path) -> None:
+    store = PairingStore(tmp_path / "pairing.json")
+    ada = store.request("telegram:7", "Ada", "7")
+    bob = store.request("discord:8", "Bob", "80")
+    assert ada is not None and bob is not None
+    assert store.approve(ada.code) == "telegram:7" and store.approve(bob.code) == "discord:8"
+    assert store.take_welcomes({"console"}) == []  # `mnemo chat` leaves them for `mnemo run`
+    assert store.take_welcomes({"telegram"}) == [("telegram:7", "7")]
+    assert store.take_welcomes({"telegram"}) == []  # each once
+    assert store.take_welcomes() == [("discord:8", "80")]

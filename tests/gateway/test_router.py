@@ -103,3 +103,74 @@ async def test_drain_refuses_new_messages_and_bounds_the_wait() -> None:
     assert await router.drain(0.05) is False  # it waited, then cancelled
     with pytest.raises(RouterClosed):
         router.submit(SessionKey("telegram", "dm", "2"), msg("late"))
+
+
+async def test_cancel_stops_the_running_batch_and_the_lane_carries_on() -> None:
+    started = asyncio.Event()
+    seen: list[tuple[str, ...]] = []
+    cancelled: list[tuple[str, ...]] = []
+
+    async def handler(key: SessionKey, batch: Sequence[InboundMessage]) -> None:
+        texts = tuple(m.text for m in batch)
+        if texts == ("slow",):
+            started.set()
+            await asyncio.Event().wait()  # only a cancel ends it
+        seen.append(texts)
+
+    async def on_cancel(key: SessionKey, batch: Sequence[InboundMessage]) -> None:
+        cancelled.append(tuple(m.text for m in batch))
+
+    router = Router(handler, on_cancel=on_cancel)
+    key = SessionKey("telegram", "dm", "1")
+    assert router.cancel(key) is False  # no lane: nothing to cancel
+    await router.idle(key)  # and nothing to wait for
+    router.submit(key, msg("slow"))
+    await started.wait()
+    router.submit(key, msg("queued"))
+    assert router.cancel(key) is True
+    assert router.cancel(key) is False  # once is enough
+    await router.idle(key)
+    assert cancelled == [("slow",)] and seen == [("queued",)]
+    assert router.lanes == 0
+    # the lane is usable again, and cancelling it again works
+    started.clear()
+    router.submit(key, msg("slow"))
+    await started.wait()
+    assert router.cancel(key) is True
+    await router.idle(key)
+    assert cancelled == [("slow",), ("slow",)]
+
+
+async def test_a_waiter_cancelled_leaves_the_lane_alone_and_other_cancels_are_kept() -> None:
+    started = asyncio.Event()
+    finished: list[str] = []
+    release = asyncio.Event()
+
+    async def handler(key: SessionKey, batch: Sequence[InboundMessage]) -> None:
+        started.set()
+        await release.wait()
+        finished.append(batch[0].text)
+
+    router = Router(handler)
+    key = SessionKey("telegram", "dm", "1")
+    router.submit(key, msg("a"))
+    await started.wait()
+    waiter = asyncio.create_task(router.idle(key))
+    await asyncio.sleep(0)
+    waiter.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await waiter
+    release.set()
+    await router.idle(key)
+    assert finished == ["a"]
+    # a cancel from elsewhere (a drain, the loop closing) is not taken back, even when it
+    # comes while one of ours is under way
+    release.clear()
+    started.clear()
+    router.submit(key, msg("b"))
+    await started.wait()
+    (lane,) = [t for t in asyncio.all_tasks() if t.get_name() == f"lane:{key}"]
+    assert router.cancel(key)
+    lane.cancel()
+    await asyncio.wait({lane})
+    assert lane.cancelled() and finished == ["a"]

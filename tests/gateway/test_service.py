@@ -22,7 +22,7 @@ from gateway.app import build_gateway
 from gateway.config import Config, Paths
 from gateway.outbox import DeliveryPolicy
 from gateway.replies import RESTARTED
-from gateway.service import Gateway
+from gateway.service import CANCELLED, Gateway
 from memory.archive import Archive
 from tests.gateway.harness import ChatAdapter
 
@@ -260,6 +260,45 @@ async def test_a_restart_in_the_middle_of_a_turn_is_noticed(home: Path, archive:
     assert second.adapter.texts() == [RESTARTED]
     assert second.adapter.sent[0].message.reply_to_message_id == "m1"
     await second.gateway.stop()
+
+
+async def test_cancel_stops_a_turn_keeps_the_message_and_says_so(
+    home: Path, archive: Archive
+) -> None:
+    asked = asyncio.Event()
+    echo = responder()
+
+    async def respond(messages: Sequence[dict[str, Any]], tools: Sequence[Any]) -> ModelReply:
+        if str(messages[-1]["content"]).endswith("a long question"):
+            asked.set()
+            await asyncio.Event().wait()  # only a cancel ends this request
+        reply: ModelReply = await echo(messages, tools)
+        return reply
+
+    rig = Rig(home, archive, config())
+    rig.model = ScriptedModel(respond=respond)
+    rig.gateway = rig.build()
+    await rig.gateway.start()
+    message = await rig.adapter.say("a long question")
+    await asked.wait()
+    assert rig.gateway.cancel(message) is True
+    await rig.gateway.idle(message)
+    assert rig.adapter.texts() == [CANCELLED]
+    assert rig.gateway.cancel(message) is False  # nothing runs there now
+    later = await rig.adapter.say("still there?")
+    await rig.gateway.idle(later)
+    assert rig.adapter.texts() == [CANCELLED, "echo: still there?"]
+    sent = [str(m["content"]) for m in rig.model.requests[-1].messages[1:]]
+    assert sent[0].endswith("a long question") and sent[1].endswith("still there?")
+    (session,) = await archive.sessions(viewer="telegram-1")
+    stored = await archive.messages(session.id, viewer="telegram-1")
+    assert [m.role for m in stored] == ["user", "user", "assistant"]
+    await rig.gateway.stop()
+    # the cancelled message was answered: a restart does not ask for it again
+    again = Rig(home, archive, config())
+    await again.gateway.start()
+    await again.gateway.stop()
+    assert again.adapter.texts() == []
 
 
 async def test_stop_drains_a_running_turn(home: Path, archive: Archive) -> None:
