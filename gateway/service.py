@@ -50,8 +50,8 @@ from gateway.pairing_notices import PairingDesk
 from gateway.replies import Replies
 from gateway.router import Router, RouterClosed, SessionKey
 from gateway.sessions import GroupScope, Sessions
+from gateway.turn_text import merged_text, skill_turn
 from memory.ledger import Inbound, Ledger
-from memory.skills import SkillError, SkillStore
 
 __all__ = ["Gateway", "GatewaySettings", "PlatformPolicy"]
 
@@ -324,7 +324,7 @@ class Gateway:
             command = parse_command(message.text)
             if command is None and (message.text.split() or [""])[0].lower() == "/start":
                 command = ("help", "")  # what Telegram sends when someone opens the bot
-            skill = None if command is not None else await self._skill_turn(message)
+            skill = None if command is not None else await skill_turn(self.agent.skills, message)
             if isinstance(skill, InboundMessage):
                 texts.append(skill)
             elif isinstance(skill, str):
@@ -353,30 +353,6 @@ class Gateway:
         keys = tuple(m.dedup_key for m in batch)
         await self.replies.to(batch[-1], key, CANCELLED, answers=keys, markdown=False)
 
-    async def _skill_turn(self, message: InboundMessage) -> InboundMessage | str | None:
-        """``/<skill-name> TEXT``: the message a turn should get with the skill's body in it
-        (in the user message: the system prompt stays frozen), an error text, or None when
-        no skill has that name."""
-        skills = self.agent.skills
-        head, _, rest = message.text.strip().partition(" ")
-        name = head.removeprefix("/").split("@", 1)[0].lower()
-        if skills is None or not name or message.is_callback:
-            return None
-        try:
-            found = await asyncio.to_thread(_typed_skill, skills, name)
-            if found is None:
-                return None
-            name = found
-            body = await asyncio.to_thread(skills.body, name)
-        except SkillError as exc:
-            return f"The skill {name} cannot be used right now: {exc}"
-        text = (
-            f"[The person asked you to use the skill {name!r}. Its instructions follow;"
-            f" apply them to their request.]\n<skill name={name!r}>\n{body.strip()}\n</skill>\n\n"
-            f"{rest.strip() or '(no further details given)'}"
-        )
-        return replace(message, text=text, is_command=False)
-
     async def _command(
         self, key: SessionKey, message: InboundMessage, name: str, args: str
     ) -> None:
@@ -404,7 +380,7 @@ class Gateway:
         try:
             conversation = await self.sessions.get(key, last, admin=self.auth.is_admin(last.sender))
             shared = key.user_id is None and last.chat_type != "dm"
-            text = _merge(messages, shared=shared)
+            text = merged_text(messages, shared=shared)
             speaker = last.sender.display_name or None if last.chat_type != "dm" else None
             outcome = await self.agent.turn(
                 conversation,
@@ -504,31 +480,3 @@ class Gateway:
             "Queued messages": self.router.queued,
             "Outbox pending / failed": f"{outbox.get('pending', 0)} / {outbox.get('failed', 0)}",
         }
-
-
-def _typed_skill(skills: SkillStore, typed: str) -> str | None:
-    """The skill a typed command names: its own name, or its name with ``-`` and ``.``
-    typed as ``_`` (Telegram's menu allows only ``_``, so ``/rotate_logs`` is how
-    ``rotate-logs`` appears there)."""
-    if skills.get(typed) is not None:
-        return typed
-    if "_" not in typed:
-        return None
-    found, _problems = skills.scan()
-    matches = [s.name for s in found if s.name.replace("-", "_").replace(".", "_") == typed]
-    return matches[0] if len(matches) == 1 else None
-
-
-def _merge(messages: Sequence[InboundMessage], *, shared: bool) -> str:
-    parts = []
-    for message in messages:
-        text = message.text
-        for item in message.attachments:
-            size = f"{item.size} bytes" if item.size else None
-            details = ", ".join(x for x in (item.mime_type, size) if x)
-            name = f": {item.name}" if item.name else ""
-            text += f"\n[attached {item.kind}{name}{f' ({details})' if details else ''}]"
-        if shared:
-            text = f"{message.sender.display_name or message.sender.user_id}: {text}"
-        parts.append(text.strip())
-    return "\n\n".join(p for p in parts if p)
