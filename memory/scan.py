@@ -33,14 +33,21 @@ How it stays fast (``bench/scan_bench.py`` measures it):
 from __future__ import annotations
 
 import base64
-import importlib
 import re
 import unicodedata
-from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
 
 from memory.scan_patterns import RULES
+from memory.scan_prefilter import (
+    Finder,
+    Literal,
+    edge,
+    fold,
+    leading,
+    required,
+    split_alternatives,
+    width,
+)
 
 __all__ = [
     "DECODE_CAP",
@@ -66,7 +73,9 @@ INVISIBLE_CHARS: frozenset[str] = frozenset(
     # Unicode tag characters ("ASCII smuggling"): invisible, and decoded by some models.
     + [chr(c) for c in range(0xE0000, 0xE0080)]
 )
-_INVISIBLE = re.compile("[" + "".join(sorted(INVISIBLE_CHARS)) + "]")
+_INVISIBLE = re.compile(
+    "[\u200b-\u200d\u2060\u2062-\u2064\ufeff\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
+)
 
 #: The longest match any alternative may have (checked by the tests on the parsed regexes).
 MAX_WIDTH = 1000
@@ -150,182 +159,238 @@ def _readings(text: str) -> list[str]:
     return list(dict.fromkeys(readings))
 
 
-# -- case folding shared by the prefilter and the regex engine ------------------------------
-
-# ``re.IGNORECASE`` also equates these with i; str.casefold() does everything else it does.
-_DOTTED_I = str.maketrans({"İ": "i", "ı": "i"})
-
-
-def fold(text: str) -> str:
-    """Case-fold ``text`` so that whatever ``re.IGNORECASE`` equates, folds the same."""
-    return text.translate(_DOTTED_I).casefold()
-
-
-# -- required literals, read off the parsed regex -------------------------------------------
-
-_parser: Any = importlib.import_module("re._parser")
-_MAX_STRINGS = 64  # a literal set larger than this is not worth tracking exactly
-
-_Strings = frozenset[str]
-
-
-def _cross(left: _Strings, right: _Strings) -> _Strings | None:
-    if len(left) * len(right) > _MAX_STRINGS:
-        return None
-    return frozenset(a + b for a in left for b in right)
-
-
-def _best(candidates: Iterable[_Strings]) -> _Strings | None:
-    """The most selective set: the longest shortest string, then the fewest strings."""
-    usable = [_minimal(c) for c in candidates if "" not in c]
-    if not usable:
-        return None
-    return max(usable, key=lambda c: (min(map(len, c)), -len(c)))
-
-
-def _minimal(strings: _Strings) -> _Strings:
-    """Drop strings that contain another member: finding the shorter one is enough."""
-    return frozenset(s for s in strings if not any(o != s and o in s for o in strings))
-
-
-def _item(op: Any, av: Any) -> tuple[_Strings | None, _Strings | None]:
-    """(exact, required) for one parsed node: the finite set of strings it matches (or
-    None), and strings one of which every match contains (or None when unknown)."""
-    name = getattr(op, "name", "")
-    if name == "LITERAL":
-        return frozenset([fold(chr(av))]), None
-    if name == "IN":
-        if len(av) <= 8 and all(getattr(o, "name", "") == "LITERAL" for o, _ in av):
-            return frozenset(fold(chr(c)) for _, c in av), None
-        return None, None
-    if name in ("AT", "ASSERT", "ASSERT_NOT"):
-        return frozenset([""]), None  # zero width: neighbours stay adjacent
-    if name == "SUBPATTERN":
-        return _sequence(av[-1])
-    if name == "BRANCH":
-        parts = [_sequence(branch) for branch in av[1]]
-        exact: _Strings | None = frozenset()
-        required: _Strings | None = frozenset()
-        for part_exact, part_required in parts:
-            exact = None if exact is None or part_exact is None else exact | part_exact
-            best = _best([part_exact]) if part_exact is not None else part_required
-            required = None if required is None or best is None else required | best
-        if exact is not None and len(exact) > _MAX_STRINGS:
-            exact = None
-        return exact, required
-    if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
-        low, high, body = av
-        body_exact, body_required = _sequence(body)
-        exact = None
-        if body_exact is not None and high <= 1:
-            exact = body_exact | frozenset([""]) if low == 0 else body_exact
-        if low == 0:
-            return exact, None
-        return exact, body_required if body_exact is None else _best([body_exact])
-    return None, None
-
-
-def _sequence(items: Any) -> tuple[_Strings | None, _Strings | None]:
-    candidates: list[_Strings] = []
-    run: _Strings | None = frozenset([""])
-    whole: _Strings | None = frozenset([""])
-    for op, av in items:
-        exact, required = _item(op, av)
-        if exact is not None:
-            whole = None if whole is None else _cross(whole, exact)
-            joined = None if run is None else _cross(run, exact)
-            if joined is None:
-                if run is not None:
-                    candidates.append(run)
-                joined = exact
-            run = joined
-            continue
-        whole = None
-        if run is not None:
-            candidates.append(run)
-        run = frozenset([""])
-        if required is not None:
-            candidates.append(required)
-    if run is not None:
-        candidates.append(run)
-    return whole, _best(candidates)
-
-
-def _required(regex: str, flags: int) -> _Strings | None:
-    """Strings (case-folded) one of which every match of ``regex`` contains, or None."""
-    exact, required = _sequence(_parser.parse(regex, flags))
-    return _best([exact]) if exact is not None else required
-
-
-def _trie(strings: Iterable[str]) -> str:
-    """A regex alternation of ``strings`` factored by common prefix (fast in ``re``)."""
-    tree: dict[str, Any] = {}
-    for s in strings:
-        node = tree
-        for char in s:
-            node = node.setdefault(char, {})
-        node[""] = {}
-
-    def emit(node: dict[str, Any]) -> str:
-        ends = "" in node
-        branches = [re.escape(char) + emit(child) for char, child in sorted(node.items()) if char]
-        if not branches:
-            return ""
-        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
-        return f"(?:{body})?" if ends else body
-
-    return emit(tree)
-
-
 # -- the compiled table ---------------------------------------------------------------------
 
 _FLAGS = re.IGNORECASE | re.MULTILINE
+# The readings collapse white space, so the table's ``\s+`` / ``\s*`` mean a short run.
+_WHITE_RUN = re.compile(r"(?<!\\)((?:\\\\)*)\\s([+*])")
+# Too common to be worth indexing: a set holding one of these is checked by a substring test.
+_COMMON = frozenset(
+    [
+        "the",
+        "and",
+        "for",
+        "with",
+        "you",
+        "your",
+        "are",
+        "not",
+        "all",
+        "any",
+        "this",
+        "that",
+        "these",
+        "those",
+        "user",
+        "can",
+        "will",
+        "have",
+        "was",
+        "were",
+        "its",
+        "our",
+        "their",
+        "them",
+        "they",
+        "then",
+        "than",
+        "there",
+        "here",
+        "what",
+        "when",
+    ]
+)
+
+
+def _bounded(source: str) -> str:
+    """``\\s+`` as ``\\s{1,4}`` and ``\\s*`` as ``\\s{0,4}``: every width stays finite."""
+    return _WHITE_RUN.sub(
+        lambda m: m.group(1) + ("\\s{1,4}" if m.group(2) == "+" else "\\s{0,4}"), source
+    )
+
+
+def _rare(literal: Literal) -> bool:
+    """Worth listing every occurrence of: not a common word, not one repeated character."""
+    text = literal.text
+    return text not in _COMMON and len(set(text)) > 1 and (len(text) >= 3 or not text.isalnum())
 
 
 @dataclass(frozen=True, slots=True)
 class _Alternative:
     pattern: int  # index into PATTERNS
     regex: re.Pattern[str]
-    required: _Strings | None  # None: always run
+    width: int  # the longest match
+    needs: tuple[frozenset[Literal], ...]  # one literal of each set is in every match
+    index: frozenset[Literal]  # the set it is filed under (empty: always a candidate)
+    starts: frozenset[Literal]  # every match starts with one of these (empty: unknown)
+    lines: bool  # reads line structure (^, $, \n): also run on the unflattened reading
+
+
+def _reads_lines(source: str) -> bool:
+    return bool(re.search(r"(?<!\\)[\^$](?<!\[\^)|\\n(?<!\[\^\\n)", source))
 
 
 def _compile() -> tuple[tuple[Pattern, ...], tuple[_Alternative, ...]]:
     patterns: list[Pattern] = []
     alternatives: list[_Alternative] = []
     for index, rule in enumerate(RULES):
-        source = "|".join(f"(?:{alt})" for alt in rule.alternatives)
+        bounded = [_bounded(alt) for alt in rule.alternatives]
+        source = "|".join(f"(?:{alt})" for alt in bounded)
         patterns.append(Pattern(rule.id, rule.description, re.compile(source, _FLAGS)))
-        for alt in rule.alternatives:
+        for alt in (part for whole in bounded for part in split_alternatives(whole)):
+            needs = required(alt, _FLAGS)
+            filed = next((r for r in needs if all(map(_rare, r))), frozenset())
+            starts = leading(alt, _FLAGS) or frozenset()
+            if not all(map(_rare, starts)):
+                starts = frozenset()
+            compiled = re.compile(alt, _FLAGS)
             alternatives.append(
-                _Alternative(index, re.compile(alt, _FLAGS), _required(alt, _FLAGS))
+                _Alternative(
+                    index, compiled, width(alt, _FLAGS), needs, filed, starts, _reads_lines(alt)
+                )
             )
     return tuple(patterns), tuple(alternatives)
 
 
 PATTERNS, _ALTERNATIVES = _compile()
-_LITERALS: frozenset[str] = frozenset(s for a in _ALTERNATIVES if a.required for s in a.required)
-# Every literal that occurs starts somewhere; at that position the trie's first (longest)
-# match is a string that begins with it, so "contained in a found string" recovers the rest.
-_FINDER = re.compile(f"(?=({_trie(sorted(_LITERALS, key=len, reverse=True))}))")
-_CONTAINED: dict[str, frozenset[str]] = {
-    found: frozenset(lit for lit in _LITERALS if lit in found) for found in _LITERALS
+# The finder lists every occurrence of the rare literals, each known by a number; by folded
+# string: (number, \b before, \b after). Common ones are looked for by a substring test.
+_NUMBERS = {
+    lit: n
+    for n, lit in enumerate(
+        sorted(
+            {lit for a in _ALTERNATIVES for r in (*a.needs, a.starts) for lit in r if _rare(lit)}
+        )
+    )
 }
-_ALWAYS = tuple(a for a in _ALTERNATIVES if a.required is None)
+_LISTED: dict[str, tuple[tuple[int, bool, bool], ...]] = {}
+for _lit, _n in _NUMBERS.items():
+    _LISTED[_lit.text] = (*_LISTED.get(_lit.text, ()), (_n, _lit.edge_before, _lit.edge_after))
+_FIND = Finder(_LISTED)
 
 
-def _present(folded_readings: str) -> set[str]:
-    present: set[str] = set()
-    for found in set(_FINDER.findall(folded_readings)):
-        present |= _CONTAINED[found]
-    return present
+@dataclass(frozen=True, slots=True)
+class _Need:
+    """One required set, split into listed literals (by number) and plain substrings."""
+
+    listed: frozenset[int]
+    substrings: tuple[str, ...]
+
+    @classmethod
+    def of(cls, literals: frozenset[Literal]) -> _Need:
+        listed = frozenset(_NUMBERS[lit] for lit in literals if lit in _NUMBERS)
+        return cls(listed, tuple(sorted(lit.text for lit in literals if lit not in _NUMBERS)))
 
 
-def _candidates(readings: list[str]) -> Iterator[_Alternative]:
-    """The alternatives worth running on ``readings``, in table order."""
-    present = _present("\n".join(fold(r) for r in readings))
-    for alternative in _ALTERNATIVES:
-        if alternative.required is None or not alternative.required.isdisjoint(present):
-            yield alternative
+# Listed sets first: checking them is a set operation, substrings take a scan each.
+_NEEDS = tuple(
+    tuple(sorted(map(_Need.of, a.needs), key=lambda need: len(need.substrings)))
+    for a in _ALTERNATIVES
+)
+_STARTS = tuple(_Need.of(a.starts) for a in _ALTERNATIVES)
+_BY_NUMBER: dict[int, tuple[int, ...]] = {}
+for _number, _alt in enumerate(_ALTERNATIVES):
+    for _lit in _alt.index:
+        _BY_NUMBER[_NUMBERS[_lit]] = (*_BY_NUMBER.get(_NUMBERS[_lit], ()), _number)
+_UNFILED = tuple(i for i, a in enumerate(_ALTERNATIVES) if not a.index)
+_DENSE = 4096  # past this many occurrences a literal's positions are no longer listed
+_MARGIN = 128  # read past a window's end, for \b, $ and look-aheads
+#: Characters of regex work one scan may spend (a search counts the span it reads, a match
+#: attempt the longest match); past it the scan stops with a ``scan-limit`` finding.
+WORK_BUDGET = 4_000_000
+
+
+@dataclass(slots=True)
+class _Reading:
+    """One reading, its folded form, and where the listed literals occur in it."""
+
+    text: str
+    folded: str
+    at: dict[int, list[int]]
+    dense: set[int]
+
+    @classmethod
+    def of(cls, text: str) -> _Reading:
+        reading = cls(text, fold(text), {}, set())
+        at = reading.at
+        for start, string in _FIND(reading.folded):
+            for number, before, after in _LISTED[string]:
+                if before and not edge(text, start):
+                    continue
+                if after and not edge(text, start + len(string)):
+                    continue
+                if (hits := at.get(number)) is None:
+                    at[number] = [start]
+                elif len(hits) < _DENSE:
+                    hits.append(start)
+                else:
+                    reading.dense.add(number)
+        return reading
+
+    def has(self, need: _Need) -> bool:
+        """Whether one literal of ``need`` occurs (for a substring, \b is left to the regex)."""
+        if not need.listed.isdisjoint(self.at):
+            return True
+        return any(sub in self.folded for sub in need.substrings)
+
+    def places(self, need: _Need) -> list[int] | None:
+        """Every position of ``need`` (None when it is not all listed, or too dense)."""
+        if need.substrings or not need.listed.isdisjoint(self.dense):
+            return None
+        return sorted({p for n in need.listed for p in self.at.get(n, ())})
+
+
+class _OverBudget(Exception):
+    pass
+
+
+class _Budget:
+    def __init__(self) -> None:
+        self.left = WORK_BUDGET
+
+    def spend(self, chars: int) -> None:
+        self.left -= chars
+        if self.left < 0:
+            raise _OverBudget
+
+
+def _search(number: int, reading: _Reading, budget: _Budget) -> re.Match[str] | None:
+    """``regex.search(reading.text)`` for alternative ``number``, with as little regex work
+    as possible: none when a required literal is missing; in a long reading, a match attempt
+    only where a match can start, or a search only around the rarest required literal."""
+    alt, needs = _ALTERNATIVES[number], _NEEDS[number]
+    if not all(map(reading.has, needs)):
+        return None
+    text = reading.text
+    if len(text) <= 4 * alt.width + _MARGIN:
+        budget.spend(len(text))
+        return alt.regex.search(text)
+    starts = reading.places(_STARTS[number]) if alt.starts else None
+    rarest = min((p for p in map(reading.places, needs) if p is not None), key=len, default=None)
+    if starts is not None and (rarest is None or len(starts) <= 8 * len(rarest)):
+        for start in starts:
+            budget.spend(alt.width)
+            if (match := alt.regex.match(text, start)) is not None:
+                return match
+        return None
+    if rarest is None:
+        budget.spend(len(text))
+        return alt.regex.search(text)
+    windows: list[list[int]] = []
+    for place in rarest:
+        if windows and place - alt.width <= windows[-1][1]:
+            windows[-1][1] = place + alt.width + _MARGIN
+        else:
+            windows.append([max(0, place - alt.width), place + alt.width + _MARGIN])
+    for first, end in windows:
+        budget.spend(min(end, len(text)) - first)
+        start = first
+        while (match := alt.regex.search(text, start, min(end, len(text)))) is not None:
+            # A window's end reads as the end of the text; confirm on the whole reading.
+            if (whole := alt.regex.match(text, match.start())) is not None:
+                return whole
+            start = match.start() + 1
+    return None
 
 
 # -- the scanner ----------------------------------------------------------------------------
@@ -335,11 +400,12 @@ def scan(text: str) -> list[Finding]:
     """Return every finding for ``text`` (empty list = safe to store).
 
     Invisible characters come first, one finding per distinct code point; then one finding
-    per pattern id that matches, in table order.
+    per pattern id that matches, in table order; then ``scan-limit`` if the text was too
+    large and too dense in trigger words to check within ``WORK_BUDGET``.
     """
     findings: list[Finding] = []
     seen: set[str] = set()
-    for hit in _INVISIBLE.finditer(text):
+    for hit in () if text.isascii() else _INVISIBLE.finditer(text):
         char = hit.group()
         if char not in seen:
             seen.add(char)
@@ -347,18 +413,35 @@ def scan(text: str) -> list[Finding]:
             findings.append(
                 Finding("invisible-unicode", f"U+{ord(char):04X} {name} at position {hit.start()}")
             )
-    readings = _readings(text)
     matched: dict[int, re.Match[str]] = {}
-    for alternative in _candidates(readings):
-        if alternative.pattern in matched:
-            continue
-        for reading in readings:
-            if (match := alternative.regex.search(reading)) is not None:
-                matched[alternative.pattern] = match
-                break
+    budget = _Budget()
+    texts = _readings(text)
+    flattened = len(texts) > 1 and texts[1] == _flatten(texts[0])
+    try:
+        for number, reading in enumerate(map(_Reading.of, texts)):
+            filed = {i for n in reading.at for i in _BY_NUMBER.get(n, ())}
+            for index in sorted(filed.union(_UNFILED)):
+                alternative = _ALTERNATIVES[index]
+                if alternative.pattern in matched:
+                    continue
+                if number == 0 and flattened and not alternative.lines:
+                    continue  # the flattened reading finds whatever it would here
+                if (match := _search(index, reading, budget)) is not None:
+                    matched[alternative.pattern] = match
+        over = False
+    except _OverBudget:
+        over = True
     for index in sorted(matched):
         pattern, snippet = PATTERNS[index], matched[index].group(0)
         if len(snippet) > 60:
             snippet = snippet[:57] + "..."
         findings.append(Finding(pattern.id, f"{pattern.description}: {snippet!r}"))
+    if over:
+        findings.append(
+            Finding(
+                "scan-limit",
+                f"{len(text):,} characters too dense in trigger words to check in full within"
+                " the scanner's budget; store less text at once",
+            )
+        )
     return findings
