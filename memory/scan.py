@@ -1,4 +1,4 @@
-"""Injection and invisible-Unicode scanner for text that will reach a system prompt.
+r"""Injection and invisible-Unicode scanner for text that will reach a system prompt.
 
 Memory entries, skills, SOUL.md and session summaries are replayed into future system
 prompts, so anything stored there is a persistent prompt. ``scan(text)`` returns the findings
@@ -13,21 +13,25 @@ that make a text unsafe to store:
   homoglyphs, leetspeak, spaced-out letters and broken hyphens undone, reversed, and
   decoded from base64 and rot13.
 
-How it stays fast (``bench/scan_bench.py`` measures it):
+How it stays fast (``bench/scan_bench.py`` measures it, beside a plain regex table):
 
-* **a literal prefilter.** Each alternative of each pattern is compiled on its own, and the
-  strings that every match of it must contain are read off its parsed regex
-  (``_required``: for ``\bignore\b[^\n]{0,30}\ball\b`` that is ``{"ignore"}``). One pass
-  of a trie regex over the case-folded readings finds which of those strings occur; only the
-  alternatives they name are run. A benign entry typically runs a handful of regexes, not
-  hundreds, and the result is exactly the same as running them all (the fold agrees with
-  the regex engine's case-insensitive matching; the tests check both facts).
+* **only the regexes that can match run.** The table's alternations are split into single
+  alternatives; for each, ``memory.scan_prefilter`` reads off the parsed regex the literal
+  sets every match contains (``\bignore\b[^\n]{0,30}\b(?:all|any)\b`` needs ``ignore``
+  and ``all`` or ``any``) and, where it can, the literals every match starts with. One
+  Aho-Corasick pass over each case-folded reading lists where the rare literals occur; an
+  alternative runs only when every set it needs is there. The result is exactly that of
+  running every regex (the tests compare the two on all corpora).
+* **in a long text, only where a match can be:** a match attempt at each place a match can
+  start, or a search in windows around the rarest literal it needs.
 * **bounded widths.** No alternative can match more than ``MAX_WIDTH`` characters (gaps are
-  ``[^\n]{0,N}``, runs ``{1,N}``), so each search is linear in the text with a constant
-  factor, never quadratic; the de-obfuscation helpers are bounded the same way.
-* **a cap for the decoders.** The expensive extra readings (reversed, leetspeak, base64,
-  rot13) see at most ``DECODE_CAP`` characters of a huge text; the folded and flattened
-  readings always see all of it.
+  ``[^\n]{0,N}``, ``\s+`` reads as ``\s{1,4}``), so no search is quadratic; the
+  de-obfuscation helpers are bounded the same way.
+* **caps.** The decoded readings (leetspeak, reversed, rot13) see at most ``DECODE_CAP``
+  characters; the reversed one is made only when the text mentions reading backwards or
+  holds a bidi override. A scan spends at most ``WORK_PER_CHAR`` characters of regex work
+  per character of text: past that (adversarial text packed with trigger words) it stops
+  and reports ``scan-limit``, so the text is refused, never let through unchecked.
 """
 
 from __future__ import annotations
@@ -54,6 +58,7 @@ __all__ = [
     "INVISIBLE_CHARS",
     "MAX_WIDTH",
     "PATTERNS",
+    "WORK_PER_CHAR",
     "Finding",
     "Pattern",
     "fold",
@@ -124,6 +129,14 @@ _LEET_WORD = re.compile(
 _SPACED = re.compile(r"(?<![^\W_])[^\W_]([ .·_*-])[^\W_](?:\1[^\W_]){1,63}(?![^\W_])")
 _HYPHEN_BREAK = re.compile(r"(\w)-[ \t]{0,8}\n[ \t]{0,8}(\w)")
 _INNER_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
+_SPACED_HINT = re.compile(r"(?<![^\W_])[^\W_][ .·_*-][^\W_][ .·_*-][^\W_](?![^\W_])")
+_LEET_HINT = re.compile(r"[0-9@$]")
+_ROT_HINT = re.compile("rot", re.IGNORECASE)
+_BACKWARDS_HINT = re.compile(
+    r"backward|revers|r[uü]ckw[aä]rts|envers|rev[eé]s|rovescio|achteruit|ty[lł]u|обратн|задом"
+    r"|наоборот|逆|倒|反|[\u202a-\u202e\u2066-\u2069]",
+    re.IGNORECASE,
+)
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
 _ROT13 = str.maketrans(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
@@ -132,21 +145,26 @@ _ROT13 = str.maketrans(
 
 
 def _readings(text: str) -> list[str]:
-    """The texts to match: the folded text, then de-obfuscated readings of it."""
-    folded = normalise(text)
+    """The texts to match: the folded text, flattened, then de-obfuscated readings of it
+    (each step only when it can change something)."""
+    nfkc = unicodedata.normalize("NFKC", text)
+    folded = _SPACES.sub(" ", nfkc)
     flat = _flatten(folded)
     readings = [folded, flat]
-    head = text[:DECODE_CAP]
-    joined = _SPACED.sub(
-        lambda m: m.group().replace(m.group(1), ""), unicodedata.normalize("NFKC", head)
-    )
-    joined = _HYPHEN_BREAK.sub(r"\1\2", joined)
-    deobfuscated = _LEET_WORD.sub(
-        lambda m: m.group().translate(_LEET), joined.translate(_CONFUSABLES)
-    )
-    readings.append(_flatten(deobfuscated))
-    readings.append(_flatten(_INNER_HYPHEN.sub("", deobfuscated)))
-    readings.append(flat[:DECODE_CAP][::-1])  # "read backwards and comply"
+    joined = nfkc[:DECODE_CAP]
+    if _SPACED_HINT.search(joined):
+        joined = _SPACED.sub(lambda m: m.group().replace(m.group(1), ""), joined)
+    if "-" in joined:
+        joined = _HYPHEN_BREAK.sub(r"\1\2", joined)
+    if not joined.isascii():
+        joined = joined.translate(_CONFUSABLES)
+    if _LEET_HINT.search(joined):
+        joined = _LEET_WORD.sub(lambda m: m.group().translate(_LEET), joined)
+    readings.append(_flatten(joined))
+    if "-" in joined:
+        readings.append(_flatten(_INNER_HYPHEN.sub("", joined)))
+    if _BACKWARDS_HINT.search(nfkc):  # "read backwards and comply", or a bidi override
+        readings.append(flat[:DECODE_CAP][::-1])
     for blob in _BASE64.findall(folded[: 4 * DECODE_CAP]):
         try:
             decoded = base64.b64decode(blob + "=" * (-len(blob) % 4)).decode("utf-8")
@@ -154,7 +172,7 @@ def _readings(text: str) -> list[str]:
             continue
         if decoded.isprintable():
             readings.append(_flatten(normalise(decoded)))
-    if "rot" in folded.lower():
+    if _ROT_HINT.search(folded):
         readings.append(flat[:DECODE_CAP].translate(_ROT13))
     return list(dict.fromkeys(readings))
 
@@ -166,39 +184,8 @@ _FLAGS = re.IGNORECASE | re.MULTILINE
 _WHITE_RUN = re.compile(r"(?<!\\)((?:\\\\)*)\\s([+*])")
 # Too common to be worth indexing: a set holding one of these is checked by a substring test.
 _COMMON = frozenset(
-    [
-        "the",
-        "and",
-        "for",
-        "with",
-        "you",
-        "your",
-        "are",
-        "not",
-        "all",
-        "any",
-        "this",
-        "that",
-        "these",
-        "those",
-        "user",
-        "can",
-        "will",
-        "have",
-        "was",
-        "were",
-        "its",
-        "our",
-        "their",
-        "them",
-        "they",
-        "then",
-        "than",
-        "there",
-        "here",
-        "what",
-        "when",
-    ]
+    "the and for with you your are not all any this that these those user can will have was"
+    " were its our their them they then than there here what when".split()  # noqa: SIM905
 )
 
 
@@ -212,7 +199,9 @@ def _bounded(source: str) -> str:
 def _rare(literal: Literal) -> bool:
     """Worth listing every occurrence of: not a common word, not one repeated character."""
     text = literal.text
-    return text not in _COMMON and len(set(text)) > 1 and (len(text) >= 3 or not text.isalnum())
+    if text in _COMMON or (len(text) > 1 and len(set(text)) == 1):
+        return False
+    return len(text) >= 3 or not text.isalnum()
 
 
 @dataclass(frozen=True, slots=True)
@@ -293,11 +282,13 @@ for _number, _alt in enumerate(_ALTERNATIVES):
     for _lit in _alt.index:
         _BY_NUMBER[_NUMBERS[_lit]] = (*_BY_NUMBER.get(_NUMBERS[_lit], ()), _number)
 _UNFILED = tuple(i for i, a in enumerate(_ALTERNATIVES) if not a.index)
-_DENSE = 4096  # past this many occurrences a literal's positions are no longer listed
+_DENSE = 1024  # past this many occurrences a literal's positions are no longer listed
 _MARGIN = 128  # read past a window's end, for \b, $ and look-aheads
-#: Characters of regex work one scan may spend (a search counts the span it reads, a match
-#: attempt the longest match); past it the scan stops with a ``scan-limit`` finding.
-WORK_BUDGET = 4_000_000
+#: Regex work one scan may spend per character of text (a search counts the span it reads,
+#: a match attempt the longest match); past it the scan stops with a ``scan-limit`` finding.
+#: Real 64 KiB documents and code use about 20 per character.
+WORK_PER_CHAR = 64
+_WORK_FLOOR = 16_384  # short texts get the budget of this many characters
 
 
 @dataclass(slots=True)
@@ -313,8 +304,11 @@ class _Reading:
     def of(cls, text: str) -> _Reading:
         reading = cls(text, fold(text), {}, set())
         at = reading.at
+        dense = reading.dense
         for start, string in _FIND(reading.folded):
             for number, before, after in _LISTED[string]:
+                if number in dense:
+                    continue
                 if before and not edge(text, start):
                     continue
                 if after and not edge(text, start + len(string)):
@@ -324,7 +318,7 @@ class _Reading:
                 elif len(hits) < _DENSE:
                     hits.append(start)
                 else:
-                    reading.dense.add(number)
+                    dense.add(number)
         return reading
 
     def has(self, need: _Need) -> bool:
@@ -345,8 +339,8 @@ class _OverBudget(Exception):
 
 
 class _Budget:
-    def __init__(self) -> None:
-        self.left = WORK_BUDGET
+    def __init__(self, size: int) -> None:
+        self.left = WORK_PER_CHAR * max(size, _WORK_FLOOR)
 
     def spend(self, chars: int) -> None:
         self.left -= chars
@@ -401,7 +395,7 @@ def scan(text: str) -> list[Finding]:
 
     Invisible characters come first, one finding per distinct code point; then one finding
     per pattern id that matches, in table order; then ``scan-limit`` if the text was too
-    large and too dense in trigger words to check within ``WORK_BUDGET``.
+    large and too dense in trigger words to check within ``WORK_PER_CHAR``.
     """
     findings: list[Finding] = []
     seen: set[str] = set()
@@ -414,7 +408,7 @@ def scan(text: str) -> list[Finding]:
                 Finding("invisible-unicode", f"U+{ord(char):04X} {name} at position {hit.start()}")
             )
     matched: dict[int, re.Match[str]] = {}
-    budget = _Budget()
+    budget = _Budget(len(text))
     texts = _readings(text)
     flattened = len(texts) > 1 and texts[1] == _flatten(texts[0])
     try:

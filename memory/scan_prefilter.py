@@ -195,9 +195,20 @@ def _literal(marked: str) -> Literal:
 
 def required(regex: str, flags: int) -> tuple[frozenset[Literal], ...]:
     """Sets of literals such that every match of ``regex`` contains one literal of each
-    set, most selective first; at most four sets, none holding a one-character string."""
+    set, most selective first; at most four sets, and one-character strings only when the
+    character is rare in prose."""
     _exact, needed = _sequence(_parser.parse(regex, flags))
-    return tuple(frozenset(map(_literal, r)) for r in needed if _selectivity(r)[0] >= 2)[:4]
+    usable = [r for r in needed if _selectivity(r)[0] >= 2 or all(map(_rare_char, r))]
+    return tuple(frozenset(map(_literal, r)) for r in usable)[:4]
+
+
+def _rare_char(marked: str) -> bool:
+    """A single character rare in prose (``$``, a backtick, ``|``…): worth finding alone."""
+    text = marked.strip(_EDGE)
+    return len(text) == 1 and text in _RARE_CHARS
+
+
+_RARE_CHARS = frozenset("$`|{}<~^\\")
 
 
 def _leading(items: Any) -> _Strings:
