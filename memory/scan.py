@@ -183,10 +183,11 @@ _FLAGS = re.IGNORECASE | re.MULTILINE
 # The readings collapse white space, so the table's ``\s+`` / ``\s*`` mean a short run.
 _WHITE_RUN = re.compile(r"(?<!\\)((?:\\\\)*)\\s([+*])")
 # Too common to be worth indexing: a set holding one of these is checked by a substring test.
-_COMMON = frozenset(
+_COMMON_WORDS = (
     "the and for with you your are not all any this that these those user can will have was"
-    " were its our their them they then than there here what when".split()  # noqa: SIM905
+    " were its our their them they then than there here what when"
 )
+_COMMON = frozenset(_COMMON_WORDS.split())
 
 
 def _bounded(source: str) -> str:
