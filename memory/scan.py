@@ -131,6 +131,7 @@ _HYPHEN_BREAK = re.compile(r"(\w)-[ \t]{0,8}\n[ \t]{0,8}(\w)")
 _INNER_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
 _SPACED_HINT = re.compile(r"(?<![^\W_])[^\W_][ .·_*-][^\W_][ .·_*-][^\W_](?![^\W_])")
 _LEET_HINT = re.compile(r"[0-9@$]")
+_WORD_BREAK = re.compile(r"[^\W\d_]\n[^\W\d_]")
 _ROT_HINT = re.compile("rot", re.IGNORECASE)
 _BACKWARDS_HINT = re.compile(
     r"backward|revers|r[uü]ckw[aä]rts|envers|rev[eé]s|rovescio|achteruit|ty[lł]u|обратн|задом"
@@ -156,6 +157,8 @@ def _readings(text: str) -> list[str]:
         joined = _SPACED.sub(lambda m: m.group().replace(m.group(1), ""), joined)
     if "-" in joined:
         joined = _HYPHEN_BREAK.sub(r"\1\2", joined)
+    if _WORD_BREAK.search(joined):  # "ign\nore prev\nious": words broken over lines
+        readings.append(_flatten(joined.replace("\n", "")))
     if not joined.isascii():
         joined = joined.translate(_CONFUSABLES)
     if _LEET_HINT.search(joined):
