@@ -47,7 +47,7 @@ _HELD_SECRET = (
     r"|\bsecrets\s+(?:stored|kept|held)\b|\b(?:keys|tokens)\s+included\b|\bwith\s+secrets\b"
 )
 _SHOW = r"(?:reply|respond|answer)\s+with|include|print|show|reveal|output|echo|dump|display|paste|append|add|attach|mention|tell|share|put|hide|spell\s+out|list|quote|post|give|hardcode|embed|leak|expose|disclose|write|insert|send|repeat|return|read\s+out|recite|reproduce|encode|translate|publish|provide|start|end|begin|prefix|sign|prints|shows|reveals|outputs|dumps|displays"
-_PROMPT = r"system\s+(?:prompt|message|instructions?|rules)|(?:hidden|secret|internal|initial|original|confidential|underlying|real|full|complete|entire|whole|exact|raw)\s+(?:instructions|prompt|rules|directives|guidelines|configuration|system\s+prompt|setup|context(?:\s+window)?)|(?:prompt|instructions)\s+verbatim|prompt\s+template|developer\s+(?:message|prompt|instructions)|context\s+window|tool\s+definitions|pre-?prompt|setup\s+text"
+_PROMPT = r"system\s+(?:prompt|message|instructions?|rules)|(?:hidden|secret|internal|initial|original|confidential|underlying|real)\s+(?:instructions|prompt|rules|directives|guidelines|configuration|system\s+prompt|setup|context(?:\s+window)?)|(?:full|complete|entire|whole|exact|raw)\s+(?:prompt|system\s+prompt|context\s+window|prompt\s+template)|(?:prompt|instructions)\s+verbatim|prompt\s+template|developer\s+(?:message|prompt|instructions)|context\s+window|tool\s+definitions|pre-?prompt|setup\s+text"
 _BAR = r"[\u2500-\u257f]{3,}|={3,}|\*{3,}|#{4,}|~{3,}"
 _BANNER = r"system|override|directive|priority|instructions?|admin(?:istrator)?|developer|operator|root|policy|user\s+profile|memory|end\s+of|系统|系統|システム|시스템|систем|指示|指令|최우선|最優先|最高优先|最高優先|ユーザープロフィール|профил|приоритет"
 _PASS_ON = r"e-?mail|mail|send|forward|cc|bcc|dm|message|post|relay|copy|deliver|text|share|upload|leak|sync|mirror|auto-forward|report|whatsapp|signal"
@@ -94,7 +94,7 @@ RULES: tuple[Rule, ...] = (
         r"\b(?:ignore[rz]?|oublie[rz]?)\s+(?:toutes\s+)?(?:les\s+)?(?:instructions|consignes|r[eè]gles)\s+(?:pr[eé]c[eé]dentes|ant[eé]rieures)",
         r"\b(?:ignoriere|vergiss|missachte)\s+(?:alle\s+)?(?:vorherigen|bisherigen|vorigen|obigen)\s+(?:anweisungen|instruktionen|regeln|befehle)",
         r"\b(?:ignora|olvida|olvid[ae])\s+(?:todas\s+)?(?:las\s+)?(?:instrucciones|reglas|indicaciones)\s+(?:anteriores|previas)",
-        r"\b(?:obey|follow|heed|execute|accept|trust)\s+only\b|\bonly\s+(?:obey|follow|heed|listen\s+to|take\s+orders\s+from|answer\s+to|comply\s+with)\b[^\n]{0,40}\b(?:commands?|instructions?|orders|rules|directives|me|this|these|here|entry|note|memory)\b",
+        r"\b(?:obey|follow|heed|execute|accept|trust)\s+only\s+(?:the\s+|my\s+)?(?:commands?|instructions?|orders|rules|directives|me|this|these|what\s+is\s+written)\b|\bonly\s+(?:obey|follow|heed|listen\s+to|take\s+orders\s+from|answer\s+to|comply\s+with)\b[^\n]{0,40}\b(?:commands?|instructions?|orders|rules|directives|me|this|these|here|entry|note|memory)\b",
         r"\b(?:follow|obey|heed)\s+(?:this|these|the\s+following)\s+(?:note|entry|memory|message|rules?|instructions?)\s+(?:alone|only|exclusively)\b|\b(?:this|the)\s+(?:note|entry|memory|message)\s+as\s+your\s+(?:only|sole|single|new|real|true)\s+(?:guide|source|authority|instructions?|rules?|boss|master|orders)\b",
         r"\b(?:only|sole)\s+authority\s+you\s+(?:recogni[sz]e|obey|follow|accept|answer\s+to)\b|\blisten\s+only\s+to\s+me\b|\bdo\s+whatever\s+(?:this|the)\s+(?:user|person|sender)\s+(?:commands|says|wants|asks)\b",
         r"\b(?:ignore|disregard|skip|discard)\s+(?:all|any|every)\b[^\n]{0,40}\b(?:text|input|inputs|data|content)\b[^\n]{0,40}\b(?:except|but|other\s+than|apart\s+from|besides|save\s+for)\b|\b(?:ignore|disregard)\s+(?:everything|anything)\s+(?:else\s+)?(?:except|but|other\s+than|apart\s+from|besides)\b",
@@ -271,7 +271,7 @@ RULES: tuple[Rule, ...] = (
         rf"\b(?:reply|respond|answer)\b[^\n]{{0,60}}?\bwith\s+(?:the\s+|your\s+|all\s+)?(?:full\s+|whole\s+|entire\s+)?(?:{_HELD_SECRET})",
         r"\b(?:print|show|list|output|dump|echo|display|mention|tell)\b[^\n]{0,30}\b(?:values?|names\s+and\s+values)\s+of\b[^\n]{0,50}\b(?:variables?|env\s+vars?|environment)\b",
         r"\b(?:token|api\s?key)\b[^\n]{0,20}(?:写在|寫在|附上|加上|签名|簽名|署名|서명|붙여|넣어)",
-        rf"\b(?:{_SHOW})\b[^\n]{{0,60}}?(?:{_HELD_SECRET})",
+        rf"(?<!\bhow\sto\s)\b(?:{_SHOW})\b[^\n]{{0,60}}?(?:{_HELD_SECRET})",
         rf"(?:{_HELD_SECRET})[^\n]{{0,60}}?\b(?:in|into|to|at\s+the\s+(?:end|bottom|top|start)\s+of|with)\s+(?:your\s+|the\s+|every\s+|each\s+|all\s+|any\s+)?(?:own\s+)?(?:repl(?:y|ies)|responses?|answers?|messages?|signature|footer|output|chat|code\s+comment|alt\s+text)",
         rf"\b(?:value|values|contents?|names\s+and\s+values|first\s+\d{{1,3}}\s+characters)\s+of\s+(?:the\s+|your\s+|all\s+|every\s+)?(?:{_HELD_SECRET}|variable|[a-z_]{{0,20}}\s+variable|every\s+\*?_?[A-Z]{{2,12}})",
         r"\b(?:share|give|send|reveal|tell)\b[^\n]{0,30}\b(?:api\s+)?credentials\s+with\s+(?:anyone|everyone|anybody|whoever)",
@@ -307,7 +307,7 @@ RULES: tuple[Rule, ...] = (
         r"^#{1,6}\s*(?:memory|past\s+conversations|skills|user\s+profile|earlier\s+in\s+this\s+session|system(?:\s+prompt)?|new\s+instructions|rules\s+for\s+the\s+assistant|internal\s+policy\b[^\n]{0,60})\s*:?\s*$",
         r"^#{1,6}[^\n]{0,40}\((?:authoritative|system|developer|operator|admin|highest\s+priority|priority|binding|official|override|from\s+the\s+(?:model\s+)?(?:provider|developer|operator))[^)\n]{0,30}\)",
         r"^#{1,6}[^\n]{0,60}\b(?:from\s+the\s+(?:model\s+)?provider|policy\s+update\s+\(|新しい指示|новые\s+инструкции)",
-        r"\b(?:real|true|actual|genuine|only\s+valid|binding)\s+(?:rules|instructions|directives|guidelines|orders|system\s+prompt|prompt)\b[^\n]{0,30}\b(?:are|is|live|lie|sit|can\s+be\s+found)\s+(?:in|here|below|inside|within)\b",
+        r"\b(?:real|true|actual|genuine|only\s+valid|binding)\s+(?:rules|instructions|directives|guidelines|orders|system\s+prompt|prompt)\b[^\n]{0,30}\b(?:are|is|live|lie|sit|can\s+be\s+found)\s+(?:(?:in|inside|within)\s+(?:this|the\s+following)\s+(?:entry|note|memory|message|section|block)|here|below)\b|\b(?:the\s+assistant'?s|your|the\s+bot'?s|the\s+ai'?s)\s+(?:real|true|actual|genuine)\s+(?:rules|instructions|directives|guidelines|orders|programming|purpose)\b",
         r"\b(?:everything|anything)\s+else\s+in\s+(?:the|your)\s+(?:system\s+)?prompt\s+is\s+(?:a\s+)?(?:decoy|fake|outdated|void|test)",
         r"\b(?:outranks?|overrides?|supersedes?|takes?\s+precedence\s+over|(?:has|have|with)\s+(?:a\s+)?higher\s+priority\s+than|wins\s+over|trumps?|prevails?\s+over)\b[^\n]{0,30}\b(?:the\s+)?(?:system|developer|operator|prior|previous|earlier|all|any|other|your)\b[^\n]{0,20}\b(?:prompt|message|instructions?|rules|guidelines|directives|memor(?:y|ies)|guidance|polic(?:y|ies)|developer)",
         r"\b(?:this|the\s+present)\s+(?:memory|note|entry|rule|message)\s+(?:wins|prevails|takes\s+precedence|has\s+(?:top\s+)?priority|comes\s+first|overrides)",
@@ -355,7 +355,7 @@ RULES: tuple[Rule, ...] = (
         r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])",
         r"\bxapp-\d-[A-Za-z0-9-]{20,256}|\bhooks\.slack\.com/services/T[A-Za-z0-9]{6,20}/B[A-Za-z0-9]{6,20}/[A-Za-z0-9]{20,40}",
         r"\bglpat-[A-Za-z0-9_-]{20,256}",
-        r"\b[A-Za-z][A-Za-z0-9]{0,30}(?:[_-][A-Za-z0-9]{1,30}){0,5}[_-]?(?:key|secret|token|password|passwd|pass|pwd|credentials?)\b\s*[:=]\s*[\"'`]?(?![$<{%*]|x{4}|your|changeme|example|placeholder|redacted|dummy)(?=[^\s\"'`]{0,199}\d)(?=[^\s\"'`]{0,199}[A-Z])(?=[^\s\"'`]{0,199}[a-z])[^\s\"'`]{12,200}",
+        r"\b[A-Za-z][A-Za-z0-9]{0,30}(?:[_-][A-Za-z0-9]{1,30}){0,5}[_-]?(?:key|secret|token|password|passwd|pass|pwd|credentials?)\b\s*[:=]\s*[\"'`]?(?![$<{%*]|x{4}|your|changeme|example|placeholder|redacted|dummy)(?=[^\s\"'`]{0,199}\d)(?-i:(?=[^\s\"'`]{0,199}[A-Z])(?=[^\s\"'`]{0,199}[a-z]))[^\s\"'`]{12,200}",
         r"(?:key|secret|token|password|pwd)\b\s*[:=]\s*[\"'`]?[0-9a-f]{32,256}\b",
         r"\b(?:sk|rk|pk)_live_[A-Za-z0-9]{16,256}",
         r"\bAIza[0-9A-Za-z_-]{35}\b",
