@@ -166,7 +166,9 @@ def _readings(text: str) -> list[str]:
     readings.append(_flatten(joined))
     if "-" in joined:
         readings.append(_flatten(_INNER_HYPHEN.sub("", joined)))
-    if _BACKWARDS_HINT.search(nfkc):  # "read backwards and comply", or a bidi override
+    if _BACKWARDS_HINT.search(
+        nfkc, 0, DECODE_CAP
+    ):  # "read backwards and comply", or a bidi override
         readings.append(flat[:DECODE_CAP][::-1])
     for blob in _BASE64.findall(folded[: 4 * DECODE_CAP]):
         try:
@@ -175,7 +177,7 @@ def _readings(text: str) -> list[str]:
             continue
         if decoded.isprintable():
             readings.append(_flatten(normalise(decoded)))
-    if _ROT_HINT.search(folded):
+    if _ROT_HINT.search(folded, 0, DECODE_CAP):
         readings.append(flat[:DECODE_CAP].translate(_ROT13))
     return list(dict.fromkeys(readings))
 

@@ -162,7 +162,14 @@ def _item(op: Any, av: Any) -> tuple[_Strings | None, list[_Strings]]:
         exact = None
         if body_exact is not None and high <= 1:
             exact = body_exact | frozenset([""]) if low == 0 else body_exact
-        return exact, body_required if low else []
+        if not low:
+            return exact, []
+        if body_exact is not None:  # "={3,}": at least "===" is there
+            least: _Strings | None = body_exact
+            for _ in range(min(low, 4) - 1):
+                least = None if least is None else _cross(least, body_exact)
+            return exact, [least or body_exact]
+        return exact, body_required
     return None, []
 
 
@@ -198,7 +205,7 @@ def required(regex: str, flags: int) -> tuple[frozenset[Literal], ...]:
     set, most selective first; at most four sets, and one-character strings only when the
     character is rare in prose."""
     _exact, needed = _sequence(_parser.parse(regex, flags))
-    usable = [r for r in needed if _selectivity(r)[0] >= 2 or all(map(_rare_char, r))]
+    usable = [r for r in needed if all(len(s.strip(_EDGE)) >= 2 or _rare_char(s) for s in r)]
     return tuple(frozenset(map(_literal, r)) for r in usable)[:4]
 
 
@@ -208,7 +215,7 @@ def _rare_char(marked: str) -> bool:
     return len(text) == 1 and text in _RARE_CHARS
 
 
-_RARE_CHARS = frozenset("$`|{}<~^\\")
+_RARE_CHARS = frozenset("$`|{}<~^\\─━═║╔╗╚╝")
 
 
 def _leading(items: Any) -> _Strings:
