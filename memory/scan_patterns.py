@@ -38,7 +38,7 @@ _SEND = r"send|forward|post|upload|transmit|exfiltrate|leak|copy|append|submit|r
 _PRIVATE = r"conversations?|chats?|chat history|chat logs?|messages|transcripts?|history|api[ _-]?keys?|keys|tokens?|secrets?|passwords?|credentials|memory|memories|system prompt|context|session|user data|personal data|files|env(?:ironment)? variables|cookies|questions?|requests|prompts|files?|notes|meeting\s+notes|documents?|code|screenshots?|clipboard|contacts|e-?mails?|calendar|summar(?:y|ies)|one-time\s+(?:pass)?codes?|otps?|historial|m[eé]moire|memoria|conversaci[oó]n|conversa|cronologia|inputs|replies|answers|tool results?|outputs?|conversation|historique|mensajes|verlauf|nachrichten"
 
 # Secrets the bot holds, named the ways people name them (for "include it in replies").
-_ENV_NAME = r"(?-i:\$?\{?[A-Z][A-Z0-9]{0,20}(?:_[A-Z0-9]{1,20}){0,5}_(?:KEY|TOKEN|SECRET|PASSWORD|PASS|PWD|CREDENTIALS?|URL|DSN)\b\}?)"  # noqa: S105
+_ENV_NAME = r"(?-i:\$?\{?[A-Z][A-Z0-9]{0,20}(?:_[A-Z0-9]{1,20}){0,5}_(?:KEY|TOKEN|SECRET|PASSWORD|PASS|PWD|CREDENTIALS?|URL|DSN)\b\}?)"
 _HELD_SECRET = (
     _ENV_NAME
     + r"|\$[A-Z_]{3,40}\b|\benv(?:ironment)?\s+var(?:iable)?s\b|\bthe\s+environment\b|`(?:env|printenv|set)`|\bos\.environ\b|\bprocess\.env\b|\.env\s+file|\bthe\s+\.env\b"
@@ -50,7 +50,7 @@ _SHOW = r"(?:reply|respond|answer)\s+with|include|print|show|reveal|output|echo|
 _PROMPT = r"system\s+(?:prompt|message|instructions?|rules)|(?:hidden|secret|internal|initial|original|confidential|underlying|real)\s+(?:instructions|prompt|rules|directives|guidelines|configuration|system\s+prompt|setup|context(?:\s+window)?)|(?:full|complete|entire|whole|exact|raw)\s+(?:prompt|system\s+prompt|context\s+window|prompt\s+template)|(?:prompt|instructions)\s+verbatim|prompt\s+template|developer\s+(?:message|prompt|instructions)|context\s+window|tool\s+definitions|pre-?prompt|setup\s+text"
 _BAR = r"[─━═║╔╗╚╝]{3,80}|={3,80}|\*{3,80}|#{4,80}|~{3,80}"
 _BANNER = r"system|override|directive|priority|instructions?|admin(?:istrator)?|developer|operator|root|policy|user\s+profile|memory|end\s+of|系统|系統|システム|시스템|систем|指示|指令|최우선|最優先|最高优先|最高優先|ユーザープロフィール|профил|приоритет"
-_PASS_ON = r"e-?mail|mail|send|forward|cc|bcc|dm|message|post|relay|copy|deliver|text|share|upload|leak|sync|mirror|auto-forward|report|whatsapp|signal"
+_PASS_ON = r"e-?mail|mail|send|forward|cc|bcc|dm|message|post|relay|copy|deliver|text|share|upload|leak|sync|mirror|auto-forward|report|whatsapp|signal"  # noqa: S105
 _THEIR_DATA = r"contents?|profile|notes?|history|conversations?|chats?|chat\s+logs?|logs?|messages?|transcripts?|passwords?|codes?|2fa|otp|attachments?|account\s+details|details|memory(?:\s+file)?|summar(?:y|ies)|list|usernames?|phone\s+numbers?|files?|documents?|uploads?|what\s+(?:users|people|the\s+user)\s+(?:told|tell|said|say)|private|personal|data|information|info|addresses|emails"
 _HANDLE = r"\b[\w.+-]{1,64}@[\w-]{1,63}\.[a-z]{2,12}\b|(?<![\w@])@[A-Za-z0-9_]{3,32}\b|\+\d[\d\s-]{6,16}\d\b|(?<![\w&])#[a-z][a-z0-9_-]{1,40}\b|\b[\w.]{2,32}#\d{4}\b|\b(?:my|their|his|her)\s+(?:telegram|signal|whatsapp|discord|inbox|e-?mail)\b|\b(?:telegram|signal|whatsapp|discord|slack)\s+(?:dms?|inbox|account|user|channel|group|chat)\b|\bdms?\s+of\s+(?:user\s+)?\S{2,32}|\bon\s+(?:telegram|signal|whatsapp)\b|\bx@y\b"
 
