@@ -190,7 +190,8 @@ _WHITE_RUN = re.compile(r"(?<!\\)((?:\\\\)*)\\s([+*])")
 # Too common to be worth indexing: a set holding one of these is checked by a substring test.
 _COMMON_WORDS = (
     "the and for with you your are not all any this that these those user can will have was"
-    " were its our their them they then than there here what when"
+    " were its our their them they then than there here what when it at on to in is of as an"
+    " or be by do no so we he me my up if us"
 )
 _COMMON = frozenset(_COMMON_WORDS.split())
 
@@ -203,11 +204,13 @@ def _bounded(source: str) -> str:
 
 
 def _rare(literal: Literal) -> bool:
-    """Worth listing every occurrence of: not a common word, not one repeated character."""
+    """Worth listing every occurrence of: three characters or more, a whole word, or not
+    plain ASCII letters (CJK words are two characters); never a common word or a run of one
+    repeated character."""
     text = literal.text
     if text in _COMMON or (len(text) > 1 and len(set(text)) == 1):
         return False
-    return len(text) >= 3 or not text.isalnum()
+    return len(text) >= 3 or literal.whole_word or not (text.isascii() and text.isalnum())
 
 
 @dataclass(frozen=True, slots=True)
@@ -283,11 +286,32 @@ _NEEDS = tuple(
     for a in _ALTERNATIVES
 )
 _STARTS = tuple(_Need.of(a.starts) for a in _ALTERNATIVES)
-_BY_NUMBER: dict[int, tuple[int, ...]] = {}
-for _number, _alt in enumerate(_ALTERNATIVES):
-    for _lit in _alt.index:
-        _BY_NUMBER[_NUMBERS[_lit]] = (*_BY_NUMBER.get(_NUMBERS[_lit], ()), _number)
-_UNFILED = tuple(i for i, a in enumerate(_ALTERNATIVES) if not a.index)
+# Candidates come from two indexes: an alternative is filed under its first and second
+# fully listed sets, and is a candidate when a literal of each occurs (set operations).
+_FIRST: dict[int, set[int]] = {}
+_SECOND: dict[int, set[int]] = {}
+_ONE_SET: set[int] = set()  # filed under one set only
+for _number, _needs in enumerate(_NEEDS):
+    _listed = [need.listed for need in _needs if not need.substrings]
+    for _index, _n in ((_FIRST, n) for n in (_listed[0] if _listed else ())):
+        _index.setdefault(_n, set()).add(_number)
+    for _n in _listed[1] if len(_listed) > 1 else ():
+        _SECOND.setdefault(_n, set()).add(_number)
+    if len(_listed) == 1:
+        _ONE_SET.add(_number)
+_UNFILED = frozenset(i for i, needs in enumerate(_NEEDS) if all(n.substrings for n in needs))
+
+
+def _candidates(reading: _Reading) -> list[int]:
+    """The alternatives whose first two listed sets both occur, and the unfiled ones."""
+    first: set[int] = set()
+    second: set[int] = set(_ONE_SET)
+    for number in reading.at:
+        first.update(_FIRST.get(number, ()))
+        second.update(_SECOND.get(number, ()))
+    return sorted((first & second) | _UNFILED)
+
+
 _DENSE = 1024  # past this many occurrences a literal's positions are no longer listed
 _MARGIN = 128  # read past a window's end, for \b, $ and look-aheads
 #: Regex work one scan may spend per character of text (a search counts the span it reads,
@@ -341,7 +365,9 @@ class _Reading:
 
 
 class _OverBudget(Exception):
-    pass
+    def __init__(self) -> None:
+        super().__init__("over the scanner's work budget")
+        self.matched: dict[int, re.Match[str]] = {}
 
 
 class _Budget:
@@ -395,6 +421,46 @@ def _search(number: int, reading: _Reading, budget: _Budget) -> re.Match[str] | 
 
 # -- the scanner ----------------------------------------------------------------------------
 
+_SHORT = 2048  # up to this size, one finder pass over all readings together decides
+
+
+def _match_short(texts: list[str]) -> dict[int, re.Match[str]]:
+    """A short text: literals are looked up once, over all its readings joined (a literal
+    in any reading makes a candidate), then each candidate searches each reading."""
+    matched: dict[int, re.Match[str]] = {}
+    together = _Reading.of("\n".join(texts))
+    for index in _candidates(together):
+        alternative = _ALTERNATIVES[index]
+        if alternative.pattern in matched or not all(map(together.has, _NEEDS[index])):
+            continue
+        for reading in texts:
+            if (match := alternative.regex.search(reading)) is not None:
+                matched[alternative.pattern] = match
+                break
+    return matched
+
+
+def _match_long(text: str, texts: list[str]) -> dict[int, re.Match[str]]:
+    """A long text: literal positions per reading, and regex work only near them, within
+    the work budget."""
+    matched: dict[int, re.Match[str]] = {}
+    budget = _Budget(len(text))
+    flattened = len(texts) > 1 and texts[1] == _flatten(texts[0])
+    try:
+        for number, reading in enumerate(map(_Reading.of, texts)):
+            for index in _candidates(reading):
+                alternative = _ALTERNATIVES[index]
+                if alternative.pattern in matched:
+                    continue
+                if number == 0 and flattened and not alternative.lines:
+                    continue  # the flattened reading finds whatever it would here
+                if (match := _search(index, reading, budget)) is not None:
+                    matched[alternative.pattern] = match
+    except _OverBudget as stop:
+        stop.matched = matched
+        raise
+    return matched
+
 
 def scan(text: str) -> list[Finding]:
     """Return every finding for ``text`` (empty list = safe to store).
@@ -413,24 +479,12 @@ def scan(text: str) -> list[Finding]:
             findings.append(
                 Finding("invisible-unicode", f"U+{ord(char):04X} {name} at position {hit.start()}")
             )
-    matched: dict[int, re.Match[str]] = {}
-    budget = _Budget(len(text))
     texts = _readings(text)
-    flattened = len(texts) > 1 and texts[1] == _flatten(texts[0])
     try:
-        for number, reading in enumerate(map(_Reading.of, texts)):
-            filed = {i for n in reading.at for i in _BY_NUMBER.get(n, ())}
-            for index in sorted(filed.union(_UNFILED)):
-                alternative = _ALTERNATIVES[index]
-                if alternative.pattern in matched:
-                    continue
-                if number == 0 and flattened and not alternative.lines:
-                    continue  # the flattened reading finds whatever it would here
-                if (match := _search(index, reading, budget)) is not None:
-                    matched[alternative.pattern] = match
+        matched = _match_short(texts) if len(text) <= _SHORT else _match_long(text, texts)
         over = False
-    except _OverBudget:
-        over = True
+    except _OverBudget as stop:
+        matched, over = stop.matched, True
     for index in sorted(matched):
         pattern, snippet = PATTERNS[index], matched[index].group(0)
         if len(snippet) > 60:
