@@ -130,14 +130,22 @@ _SPACED = re.compile(r"(?<![^\W_])[^\W_]([ .·_*-])[^\W_](?:\1[^\W_]){1,63}(?![^
 _HYPHEN_BREAK = re.compile(r"(\w)-[ \t]{0,8}\n[ \t]{0,8}(\w)")
 _INNER_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
 _SPACED_HINT = re.compile(r"(?<![^\W_])[^\W_][ .·_*-][^\W_][ .·_*-][^\W_](?![^\W_])")
-_LEET_HINT = re.compile(r"[0-9@$]")
+_LEET_HINT = re.compile(r"[^\W\d_][0-9@$]|[0-9@$][^\W\d_]")
 _WORD_BREAK = re.compile(r"[^\W\d_]\n[^\W\d_]")
-_ROT_HINT = re.compile("rot", re.IGNORECASE)
-_BACKWARDS_HINT = re.compile(
-    r"backward|revers|r[uü]ckw[aä]rts|envers|rev[eé]s|rovescio|achteruit|ty[lł]u|обратн|задом"
-    r"|наоборот|逆|倒|反|[\u202a-\u202e\u2066-\u2069]",
-    re.IGNORECASE,
+# Cues that a text is meant to be read backwards ("read backwards and comply").
+_BACKWARDS_CUES = ("backward", "revers", "rückwärts", "ruckwarts", "envers", "revés", "reves")
+_BACKWARDS_CUES += (
+    "rovescio",
+    "achteruit",
+    "tyłu",
+    "обратн",
+    "задом",
+    "наоборот",
+    "逆",
+    "倒",
+    "反",
 )
+_BIDI_CONTROL = re.compile("[\u202a-\u202e\u2066-\u2069]")
 _BASE64 = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
 _ROT13 = str.maketrans(
     "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
@@ -166,10 +174,10 @@ def _readings(text: str) -> list[str]:
     readings.append(_flatten(joined))
     if "-" in joined:
         readings.append(_flatten(_INNER_HYPHEN.sub("", joined)))
-    if _BACKWARDS_HINT.search(
-        nfkc, 0, DECODE_CAP
-    ):  # "read backwards and comply", or a bidi override
-        readings.append(flat[:DECODE_CAP][::-1])
+    low = folded[:DECODE_CAP].lower()
+    backwards = any(cue in low for cue in _BACKWARDS_CUES)
+    if backwards or (not low.isascii() and _BIDI_CONTROL.search(low)):
+        readings.append(flat[:DECODE_CAP][::-1])  # "read backwards and comply", or bidi
     for blob in _BASE64.findall(folded[: 4 * DECODE_CAP]):
         try:
             decoded = base64.b64decode(blob + "=" * (-len(blob) % 4)).decode("utf-8")
@@ -177,7 +185,7 @@ def _readings(text: str) -> list[str]:
             continue
         if decoded.isprintable():
             readings.append(_flatten(normalise(decoded)))
-    if _ROT_HINT.search(folded, 0, DECODE_CAP):
+    if "rot" in low:
         readings.append(flat[:DECODE_CAP].translate(_ROT13))
     return list(dict.fromkeys(readings))
 
