@@ -215,7 +215,7 @@ def _rare_char(marked: str) -> bool:
     return len(text) == 1 and text in _RARE_CHARS
 
 
-_RARE_CHARS = frozenset("$`|{}<~^\\─━═║╔╗╚╝")
+_RARE_CHARS = frozenset("$`|{}<~^@\\─━═║╔╗╚╝")
 
 
 def _leading(items: Any) -> _Strings:
