@@ -85,7 +85,7 @@ _INVISIBLE = re.compile(
 #: The longest match any alternative may have (checked by the tests on the parsed regexes).
 MAX_WIDTH = 1000
 #: How much of a text the extra decoded readings (reversed, leetspeak, base64, rot13) see.
-DECODE_CAP = 16_384
+DECODE_CAP = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +131,7 @@ _HYPHEN_BREAK = re.compile(r"(\w)-[ \t]{0,8}\n[ \t]{0,8}(\w)")
 _INNER_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
 _SPACED_HINT = re.compile(r"(?<![^\W_])[^\W_][ .·_*-][^\W_][ .·_*-][^\W_](?![^\W_])")
 _LEET_HINT = re.compile(r"[^\W\d_][0-9@$]|[0-9@$][^\W\d_]")
-_WORD_BREAK = re.compile(r"[^\W\d_]\n[^\W\d_]")
+_WORD_BREAK = re.compile(r"(?:^|\n)[^\n]{1,24}[^\W\d_]\n[^\W\d_]")  # short lines
 # Cues that a text is meant to be read backwards ("read backwards and comply").
 _BACKWARDS_CUES = ("backward", "revers", "rückwärts", "ruckwarts", "envers", "revés", "reves")
 _BACKWARDS_CUES += (

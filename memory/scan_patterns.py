@@ -272,7 +272,7 @@ RULES: tuple[Rule, ...] = (
         r"\b(?:print|show|list|output|dump|echo|display|mention|tell)\b[^\n]{0,30}\b(?:values?|names\s+and\s+values)\s+of\b[^\n]{0,50}\b(?:variables?|env\s+vars?|environment)\b",
         r"\b(?:token|api\s?key)\b[^\n]{0,20}(?:写在|寫在|附上|加上|签名|簽名|署名|서명|붙여|넣어)",
         rf"(?<!\bhow\sto\s)\b(?:{_SHOW})\b[^\n]{{0,60}}?(?:{_HELD_SECRET})",
-        rf"(?:{_HELD_SECRET})[^\n]{{0,60}}?\b(?:in|into|to|at\s+the\s+(?:end|bottom|top|start)\s+of|with)\s+(?:your\s+|the\s+|every\s+|each\s+|all\s+|any\s+)?(?:own\s+)?(?:repl(?:y|ies)|responses?|answers?|messages?|signature|footer|output|chat|code\s+comment|alt\s+text)",
+        rf"(?:{_HELD_SECRET})[^\n]{{0,60}}?\b(?:in|into|to|at\s+the\s+(?:end|bottom|top|start)\s+of|with)\s+(?:(?:your\s+|the\s+|every\s+|each\s+|all\s+|any\s+)?(?:own\s+)?(?:repl(?:y|ies)|responses?|answers?|signature|footer|code\s+comment|alt\s+text)|(?:every|each|all|any)\s+messages?\b|the\s+chat\b)",
         rf"\b(?:value|values|contents?|names\s+and\s+values|first\s+\d{{1,3}}\s+characters)\s+of\s+(?:the\s+|your\s+|all\s+|every\s+)?(?:{_HELD_SECRET}|variable|[a-z_]{{0,20}}\s+variable|every\s+\*?_?[A-Z]{{2,12}})",
         r"\b(?:share|give|send|reveal|tell)\b[^\n]{0,30}\b(?:api\s+)?credentials\s+with\s+(?:anyone|everyone|anybody|whoever)",
         r"\b(?:hardcode|embed|paste)\b[^\n]{0,30}\b(?:real|actual|live)\b[^\n]{0,20}\b(?:key|token|secret|credentials?)\b",
