@@ -38,7 +38,7 @@ _SEND = r"send|forward|post|upload|transmit|exfiltrate|leak|copy|append|submit|r
 _PRIVATE = r"conversations?|chats?|chat history|chat logs?|messages|transcripts?|history|api[ _-]?keys?|keys|tokens?|secrets?|passwords?|credentials|memory|memories|system prompt|context|session|user data|personal data|files|env(?:ironment)? variables|cookies|questions?|requests|prompts|files?|notes|meeting\s+notes|documents?|code|screenshots?|clipboard|contacts|e-?mails?|calendar|summar(?:y|ies)|one-time\s+(?:pass)?codes?|otps?|historial|m[eé]moire|memoria|conversaci[oó]n|conversa|cronologia|inputs|replies|answers|tool results?|outputs?|conversation|historique|mensajes|verlauf|nachrichten"
 
 # Secrets the bot holds, named the ways people name them (for "include it in replies").
-_ENV_NAME = r"(?-i:\$?\{?[A-Z][A-Z0-9]{0,20}(?:_[A-Z0-9]{1,20}){0,5}_(?:KEY|TOKEN|SECRET|PASSWORD|PASS|PWD|CREDENTIALS?|URL|DSN)\b\}?)"
+_ENV_NAME = r"(?-i:\$?\{?\b[A-Z][A-Z0-9_]{0,60}_(?:KEY|TOKEN|SECRET|PASSWORD|PASS|PWD|CREDENTIALS?|URL|DSN)\b\}?)"
 _HELD_SECRET = (
     _ENV_NAME
     + r"|\$[A-Z_]{3,40}\b|\benv(?:ironment)?\s+var(?:iable)?s\b|\bthe\s+environment\b|`(?:env|printenv|set)`|\bos\.environ\b|\bprocess\.env\b|\.env\s+file|\bthe\s+\.env\b"
@@ -355,7 +355,7 @@ RULES: tuple[Rule, ...] = (
         r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])",
         r"\bxapp-\d-[A-Za-z0-9-]{20,256}|\bhooks\.slack\.com/services/T[A-Za-z0-9]{6,20}/B[A-Za-z0-9]{6,20}/[A-Za-z0-9]{20,40}",
         r"\bglpat-[A-Za-z0-9_-]{20,256}",
-        r"\b[A-Za-z][A-Za-z0-9]{0,30}(?:[_-][A-Za-z0-9]{1,30}){0,5}[_-]?(?:key|secret|token|password|passwd|pass|pwd|credentials?)\b\s*[:=]\s*[\"'`]?(?![$<{%*]|x{4}|your|changeme|example|placeholder|redacted|dummy)(?=[^\s\"'`]{0,199}\d)(?-i:(?=[^\s\"'`]{0,199}[A-Z])(?=[^\s\"'`]{0,199}[a-z]))[^\s\"'`]{12,200}",
+        r"(?:\b|[_-])(?:key|secret|token|password|passwd|pass|pwd|credentials?)\b\s*[:=]\s*[\"'`]?(?![$<{%*]|x{4}|your|changeme|example|placeholder|redacted|dummy)(?=[^\s\"'`]{0,199}\d)(?-i:(?=[^\s\"'`]{0,199}[A-Z])(?=[^\s\"'`]{0,199}[a-z]))[^\s\"'`]{12,200}",
         r"(?:key|secret|token|password|pwd)\b\s*[:=]\s*[\"'`]?[0-9a-f]{32,256}\b",
         r"\b(?:sk|rk|pk)_live_[A-Za-z0-9]{16,256}",
         r"\bAIza[0-9A-Za-z_-]{35}\b",
