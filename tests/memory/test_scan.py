@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import re
 import sys
@@ -19,6 +18,7 @@ except ImportError:  # pragma: no cover
     import sre_constants  # type: ignore[no-redef]
     import sre_parse  # type: ignore[no-redef]
 
+from bench.scan_bench import adversarial_inputs, typical_entries
 from memory.scan import INVISIBLE_CHARS, MAX_WIDTH, PATTERNS, fold, normalise, scan
 from memory.scan_prefilter import Finder, split_alternatives
 
@@ -310,20 +310,14 @@ def test_a_scan_past_its_budget_refuses_instead_of_running_on(
 def test_speed_figures_are_reported() -> None:
     """KB/s on typical entries and the worst 64 KiB input, printed with the corpus figures
     (measured, never asserted: bench/scan_bench.py is the benchmark)."""
-    spec = importlib.util.spec_from_file_location(
-        "scan_bench", CORPORA.parents[1] / "bench" / "scan_bench.py"
-    )
-    assert spec is not None and spec.loader is not None
-    bench = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(bench)
-    texts = bench.typical_entries()
+    texts = typical_entries()
     size = sum(len(t.encode("utf-8")) for t in texts)
     start = time.perf_counter()
     for text in texts:
         scan(text)
     kbs = size / 1024 / (time.perf_counter() - start)
     worst = (0.0, "")
-    for name, text in bench.adversarial_inputs(65536).items():
+    for name, text in adversarial_inputs(65536).items():
         start = time.perf_counter()
         scan(text)
         worst = max(worst, ((time.perf_counter() - start) * 1000, name))
