@@ -48,7 +48,8 @@ _HELD_SECRET = (
 )
 _SHOW = r"(?:reply|respond|answer)\s+with|include|print|show|reveal|output|echo|dump|display|paste|append|add|attach|mention|tell|share|put|hide|spell\s+out|list|quote|post|give|hardcode|embed|leak|expose|disclose|write|insert|send|repeat|return|read\s+out|recite|reproduce|encode|translate|publish|provide|start|end|begin|prefix|sign|prints|shows|reveals|outputs|dumps|displays"
 _PROMPT = r"system\s+(?:prompt|message|instructions?|rules)|(?:hidden|secret|internal|initial|original|confidential|underlying|real)\s+(?:instructions|prompt|rules|directives|guidelines|configuration|system\s+prompt|setup|context(?:\s+window)?)|(?:full|complete|entire|whole|exact|raw)\s+(?:prompt|system\s+prompt|context\s+window|prompt\s+template)|(?:prompt|instructions)\s+verbatim|prompt\s+template|developer\s+(?:message|prompt|instructions)|context\s+window|tool\s+definitions|pre-?prompt|setup\s+text"
-_BAR = r"[─━═║╔╗╚╝]{3,80}|={3,80}|\*{3,80}|#{4,80}|~{3,80}"
+_BAR = r"[─━═║╔╗╚╝]{3,80}+|={3,80}+|\*{3,80}+|#{4,80}+|~{3,80}+"  # possessive: no backtracking
+_BAR_CHARS = r"─━═║╔╗╚╝=*#~"  # never in the gap after or before a bar: one way to match
 _BANNER = r"system|override|directive|priority|instructions?|admin(?:istrator)?|developer|operator|root|policy|user\s+profile|memory|end\s+of|系统|系統|システム|시스템|систем|指示|指令|최우선|最優先|最高优先|最高優先|ユーザープロフィール|профил|приоритет"
 _PASS_ON = r"e-?mail|mail|send|forward|cc|bcc|dm|message|post|relay|copy|deliver|text|share|upload|leak|sync|mirror|auto-forward|report|whatsapp|signal"  # noqa: S105
 _THEIR_DATA = r"contents?|profile|notes?|history|conversations?|chats?|chat\s+logs?|logs?|messages?|transcripts?|passwords?|codes?|2fa|otp|attachments?|account\s+details|details|memory(?:\s+file)?|summar(?:y|ies)|list|usernames?|phone\s+numbers?|files?|documents?|uploads?|what\s+(?:users|people|the\s+user)\s+(?:told|tell|said|say)|private|personal|data|information|info|addresses|emails"
@@ -301,8 +302,8 @@ RULES: tuple[Rule, ...] = (
     _rule(
         "fake-structure",
         "imitates the sections of a system prompt (banners, rules, 'the real rules are here')",
-        rf"(?:{_BAR})[^\n]{{0,40}}(?:\n[ \t]{{0,8}}[^\n]{{0,8}})?(?:{_BANNER})",
-        rf"(?:{_BANNER})[^\n]{{0,40}}(?:\n[ \t]{{0,8}})?(?:{_BAR})",
+        rf"(?:{_BAR})[^\n{_BAR_CHARS}]{{0,40}}(?:\n[ \t]{{0,8}}[^\n{_BAR_CHARS}]{{0,8}})?(?:{_BANNER})",
+        rf"(?:{_BANNER})[^\n{_BAR_CHARS}]{{0,40}}(?:\n[ \t]{{0,8}})?(?:{_BAR})",
         r"(?:\[\[|【|\[)\s*(?:system|admin|developer|operator|root|系统|系統|システム|시스템|система)\b[^\]】\n]{0,30}(?:\]\]|】|\])",
         r"^#{1,6}\s*(?:memory|past\s+conversations|skills|user\s+profile|earlier\s+in\s+this\s+session|system(?:\s+prompt)?|new\s+instructions|rules\s+for\s+the\s+assistant|internal\s+policy\b[^\n]{0,60})\s*:?\s*$",
         r"^#{1,6}[^\n]{0,40}\((?:authoritative|system|developer|operator|admin|highest\s+priority|priority|binding|official|override|from\s+the\s+(?:model\s+)?(?:provider|developer|operator))[^)\n]{0,30}\)",
