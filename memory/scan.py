@@ -27,7 +27,7 @@ How it stays fast (``bench/scan_bench.py`` measures it, beside a plain regex tab
 * **bounded widths.** No alternative can match more than ``MAX_WIDTH`` characters (gaps are
   ``[^\n]{0,N}``, ``\s+`` reads as ``\s{1,4}``), so no search is quadratic; the
   de-obfuscation helpers are bounded the same way.
-* **caps.** The decoded readings (leetspeak, reversed, rot13) see at most ``DECODE_CAP``
+* **caps.** The decoded readings (leetspeak, spacing, reversed, rot13) see ``DECODE_CAP``
   characters; the reversed one is made only when the text mentions reading backwards or
   holds a bidi override. A scan spends at most ``WORK_PER_CHAR`` characters of regex work
   per character of text: past that (adversarial text packed with trigger words) it stops
@@ -36,7 +36,6 @@ How it stays fast (``bench/scan_bench.py`` measures it, beside a plain regex tab
 
 from __future__ import annotations
 
-import base64
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -52,6 +51,7 @@ from memory.scan_prefilter import (
     split_alternatives,
     width,
 )
+from memory.scan_readings import DECODE_CAP, flatten, normalise, readings
 
 __all__ = [
     "DECODE_CAP",
@@ -84,8 +84,6 @@ _INVISIBLE = re.compile(
 
 #: The longest match any alternative may have (checked by the tests on the parsed regexes).
 MAX_WIDTH = 1000
-#: How much of a text the extra decoded readings (reversed, leetspeak, base64, rot13) see.
-DECODE_CAP = 8192
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,95 +97,6 @@ class Pattern:
 class Finding:
     id: str
     detail: str
-
-
-# -- normalisation and readings -------------------------------------------------------------
-
-_SPACES = re.compile(r"[^\S\n]+")
-
-
-def normalise(text: str) -> str:
-    """NFKC-fold look-alike letters and collapse runs of horizontal white space."""
-    return _SPACES.sub(" ", unicodedata.normalize("NFKC", text))
-
-
-def _flatten(text: str) -> str:
-    """All white space (line breaks too) as single spaces, for phrases split over lines."""
-    return " ".join(text.split())
-
-
-# Latin look-alikes that NFKC leaves alone (Cyrillic and Greek homoglyphs).
-_CONFUSABLES = str.maketrans(
-    "аеорсухіјѕԁɡӏАЕОРСУХІЈЅВНКМТαονρτκιΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
-    "aeopcyxijsdglAEOPCYXIJSBHKMTaovptkiABEZHIKMNOPTYX",
-)
-_LEET = str.maketrans("013457@$", "oieastas")
-# Every repeat is bounded (a word of at most 64 characters), so these stay linear too.
-_LEET_WORD = re.compile(
-    r"(?<![\w@$])(?=[\w@$]{0,63}[A-Za-z])(?=[\w@$]{0,63}[0-9@$])[\w@$]{3,64}(?![\w@$])"
-)
-_SPACED = re.compile(r"(?<![^\W_])[^\W_]([ .·_*-])[^\W_](?:\1[^\W_]){1,63}(?![^\W_])")
-_HYPHEN_BREAK = re.compile(r"(\w)-[ \t]{0,8}\n[ \t]{0,8}(\w)")
-_INNER_HYPHEN = re.compile(r"(?<=[^\W\d_])-(?=[^\W\d_])")
-_SPACED_HINT = re.compile(r"(?<![^\W_])[^\W_][ .·_*-][^\W_][ .·_*-][^\W_](?![^\W_])")
-_LEET_HINT = re.compile(r"[^\W\d_][0-9@$]|[0-9@$][^\W\d_]")
-_WORD_BREAK = re.compile(r"(?:^|\n)[^\n]{1,24}[^\W\d_]\n[^\W\d_]")  # short lines
-# Cues that a text is meant to be read backwards ("read backwards and comply").
-_BACKWARDS_CUES = ("backward", "revers", "rückwärts", "ruckwarts", "envers", "revés", "reves")
-_BACKWARDS_CUES += (
-    "rovescio",
-    "achteruit",
-    "tyłu",
-    "обратн",
-    "задом",
-    "наоборот",
-    "逆",
-    "倒",
-    "反",
-)
-_BIDI_CONTROL = re.compile("[\u202a-\u202e\u2066-\u2069]")
-_BASE64 = re.compile(r"[A-Za-z0-9+/]{24,}={0,2}")
-_ROT13 = str.maketrans(
-    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz",
-    "NOPQRSTUVWXYZABCDEFGHIJKLMnopqrstuvwxyzabcdefghijklm",
-)
-
-
-def _readings(text: str) -> list[str]:
-    """The texts to match: the folded text, flattened, then de-obfuscated readings of it
-    (each step only when it can change something)."""
-    nfkc = unicodedata.normalize("NFKC", text)
-    folded = _SPACES.sub(" ", nfkc)
-    flat = _flatten(folded)
-    readings = [folded, flat]
-    joined = nfkc[:DECODE_CAP]
-    if _SPACED_HINT.search(joined):
-        joined = _SPACED.sub(lambda m: m.group().replace(m.group(1), ""), joined)
-    if "-" in joined:
-        joined = _HYPHEN_BREAK.sub(r"\1\2", joined)
-    if _WORD_BREAK.search(joined):  # "ign\nore prev\nious": words broken over lines
-        readings.append(_flatten(joined.replace("\n", "")))
-    if not joined.isascii():
-        joined = joined.translate(_CONFUSABLES)
-    if _LEET_HINT.search(joined):
-        joined = _LEET_WORD.sub(lambda m: m.group().translate(_LEET), joined)
-    readings.append(_flatten(joined))
-    if "-" in joined:
-        readings.append(_flatten(_INNER_HYPHEN.sub("", joined)))
-    low = folded[:DECODE_CAP].lower()
-    backwards = any(cue in low for cue in _BACKWARDS_CUES)
-    if backwards or (not low.isascii() and _BIDI_CONTROL.search(low)):
-        readings.append(flat[:DECODE_CAP][::-1])  # "read backwards and comply", or bidi
-    for blob in _BASE64.findall(folded[: 4 * DECODE_CAP]):
-        try:
-            decoded = base64.b64decode(blob + "=" * (-len(blob) % 4)).decode("utf-8")
-        except (ValueError, UnicodeDecodeError):
-            continue
-        if decoded.isprintable():
-            readings.append(_flatten(normalise(decoded)))
-    if "rot" in low:
-        readings.append(flat[:DECODE_CAP].translate(_ROT13))
-    return list(dict.fromkeys(readings))
 
 
 # -- the compiled table ---------------------------------------------------------------------
@@ -453,7 +362,7 @@ def _match_long(text: str, texts: list[str]) -> dict[int, re.Match[str]]:
     the work budget."""
     matched: dict[int, re.Match[str]] = {}
     budget = _Budget(len(text))
-    flattened = len(texts) > 1 and texts[1] == _flatten(texts[0])
+    flattened = len(texts) > 1 and texts[1] == flatten(texts[0])
     try:
         for number, reading in enumerate(map(_Reading.of, texts)):
             for index in _candidates(reading):
@@ -487,7 +396,7 @@ def scan(text: str) -> list[Finding]:
             findings.append(
                 Finding("invisible-unicode", f"U+{ord(char):04X} {name} at position {hit.start()}")
             )
-    texts = _readings(text)
+    texts = readings(text)
     try:
         matched = _match_short(texts) if len(text) <= _SHORT else _match_long(text, texts)
         over = False

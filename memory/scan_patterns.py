@@ -2,10 +2,13 @@
 
 ``memory.scan`` compiles and runs these; this module is data. Every alternative is matched
 case-insensitively on normalised readings of the text (see ``memory.scan``), and must have a
-bounded match width: gaps are ``[^\n]{0,N}``, runs are ``{1,N}``, never ``*``, ``+`` or
-``{n,}``, so a search costs at most the text length times a constant
-(``tests/memory/test_scan.py`` checks it on the parsed regexes). Grow the scanner by adding an
-alternative to the row whose concept it names, with a unit test and a benign near-miss.
+bounded match width: gaps are ``[^\n]{0,N}``, other runs ``{m,N}`` (possessive where a run
+could be split two ways), and ``\\s+`` / ``\\s*`` are read as runs of at most four (the
+readings collapse white space). The tests check every width on the parsed regexes. A
+top-level ``|`` inside a row's string makes separate alternatives, each with its own
+required literals: keep alternations of unrelated shapes at the top level, not in a group.
+Grow the scanner by adding an alternative to the row whose concept it names, with a unit
+test and a benign near-miss.
 """
 
 from __future__ import annotations

@@ -23,6 +23,7 @@ from memory.scan import INVISIBLE_CHARS, MAX_WIDTH, PATTERNS, fold, normalise, s
 from memory.scan_prefilter import Finder, split_alternatives
 
 engine = sys.modules["memory.scan"]
+scan_readings = sys.modules["memory.scan_readings"]
 
 CORPORA = Path(__file__).parent
 
@@ -232,7 +233,7 @@ def test_the_log_redactor_still_hides_credentials() -> None:
 
 def _every_regex(text: str) -> set[str]:
     """What a scanner without prefilter would find: every pattern on every reading."""
-    readings = engine._readings(text)
+    readings = scan_readings.readings(text)
     return {p.id for p in PATTERNS if any(p.regex.search(r) for r in readings)}
 
 
@@ -295,7 +296,12 @@ def test_every_match_is_bounded_in_width(pattern: Any) -> None:
 
 
 def test_the_deobfuscation_helpers_are_bounded_too() -> None:
-    for helper in (engine._LEET_WORD, engine._SPACED, engine._HYPHEN_BREAK, engine._WORD_BREAK):
+    for helper in (
+        scan_readings._LEET_WORD,
+        scan_readings._SPACED,
+        scan_readings._HYPHEN_BREAK,
+        scan_readings._WORD_BREAK,
+    ):
         assert sre_parse.parse(helper.pattern).getwidth()[1] <= MAX_WIDTH
 
 
