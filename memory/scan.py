@@ -36,6 +36,7 @@ How it stays fast (``bench/scan_bench.py`` measures it, beside a plain regex tab
 
 from __future__ import annotations
 
+import bisect
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -297,6 +298,12 @@ class _Budget:
             raise _OverBudget
 
 
+def _near(place: int, width: int, places: list[int]) -> bool:
+    """Whether ``places`` (sorted) holds a position within ``width`` of ``place``."""
+    at = bisect.bisect_left(places, place - width)
+    return at < len(places) and places[at] <= place + width
+
+
 def _search(number: int, reading: _Reading, budget: _Budget) -> re.Match[str] | None:
     """``regex.search(reading.text)`` for alternative ``number``, with as little regex work
     as possible: none when a required literal is missing; in a long reading, a match attempt
@@ -309,8 +316,13 @@ def _search(number: int, reading: _Reading, budget: _Budget) -> re.Match[str] | 
         budget.spend(len(text))
         return alt.regex.search(text)
     starts = reading.places(_STARTS[number]) if alt.starts else None
-    rarest = min((p for p in map(reading.places, needs) if p is not None), key=len, default=None)
+    placed = [p for p in map(reading.places, needs) if p is not None]
+    rarest = min(placed, key=len, default=None)
+    if rarest is not None:  # every listed literal of a match lies within its width
+        rarest = [p for p in rarest if all(_near(p, alt.width, other) for other in placed)]
     if starts is not None and (rarest is None or len(starts) <= 8 * len(rarest)):
+        if rarest is not None:
+            starts = [p for p in starts if all(_near(p, alt.width, other) for other in placed)]
         for start in starts:
             budget.spend(alt.width)
             if (match := alt.regex.match(text, start)) is not None:
