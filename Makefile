@@ -1,7 +1,7 @@
 # One task runner: CI runs `make lint` and `make test` (see .ci/run).
 PY ?= .venv/bin/python
 
-.PHONY: setup test lint fmt bench bench-gateway
+.PHONY: setup test lint fmt bench bench-gateway bench-scan
 
 setup:
 	python3 -m venv .venv
@@ -29,3 +29,8 @@ bench:
 # The gateway end to end through the Telegram emulator: 1,000 chats (see bench/README.md).
 bench-gateway:
 	$(PY) bench/gateway_bench.py $(BENCH_ARGS)
+
+# The memory scanner: KB/s on typical entries and the worst 64 KiB input, beside a plain
+# regex table (about a minute; see bench/README.md).
+bench-scan:
+	$(PY) bench/scan_bench.py $(BENCH_ARGS)

@@ -1,0 +1,335 @@
+"""The scanner's literal prefilter: which strings a regex needs, and where they occur.
+
+``required(regex)`` reads, off the parsed regex, sets of strings such that every match
+contains one string of each set (``\\bignore\\b[^\\n]{0,30}\\b(?:all|any)\\b`` needs
+``{"ignore"}`` and ``{"all", "any"}``), with whether ``\\b`` must hold on either side.
+``Finder`` reports every occurrence of many strings in one pass: Aho-Corasick
+(``pyahocorasick``, in C) when it is installed, else one regex over a trie of the strings
+(same answers, slower). Both work on ``fold(text)``, which lower-cases exactly as far as
+``re.IGNORECASE`` equates characters and keeps every index, so a position found in the folded
+text is the same position in the text the regexes read.
+"""
+
+from __future__ import annotations
+
+import importlib
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = [
+    "Finder",
+    "Literal",
+    "edge",
+    "fold",
+    "leading",
+    "required",
+    "split_alternatives",
+    "width",
+]
+
+# ``re.IGNORECASE`` equates a few characters that str.lower() keeps apart (dotless i, long s,
+# Greek symbol variants, old Cyrillic forms); fold them first. İ goes too: it is the one
+# character whose lower() is two characters, and a folded text must keep every index.
+_FOLD_FIXES = str.maketrans(
+    {
+        "İ": "i",
+        "ı": "i",
+        "ſ": "s",
+        "µ": "μ",
+        "\u0345": "ι",
+        "\u1fbe": "ι",
+        "ς": "σ",
+        "ϐ": "β",
+        "ϵ": "ε",
+        "ϑ": "θ",
+        "ϰ": "κ",
+        "ϱ": "ρ",
+        "ϕ": "φ",
+        "ϖ": "π",
+        "ᲀ": "в",
+        "ᲁ": "д",
+        "ᲂ": "о",
+        "ᲃ": "с",
+        "ᲄ": "т",
+        "ᲅ": "т",
+        "ᲆ": "ъ",
+        "ᲇ": "ѣ",
+        "ᲈ": "ꙋ",
+        "ẛ": "ṡ",
+        "\u1fd3": "\u0390",
+        "\u1fe3": "\u03b0",
+        "\ufb05": "\ufb06",
+    }
+)
+
+_NEEDS_FIXES = re.compile("[" + "".join(map(chr, _FOLD_FIXES)) + "]")
+
+
+def fold(text: str) -> str:
+    """Lower-case ``text`` so that characters ``re.IGNORECASE`` equates fold the same; the
+    result is as long as ``text``, index for index."""
+    if text.isascii():
+        return text.lower()
+    if _NEEDS_FIXES.search(text) is not None:
+        text = text.translate(_FOLD_FIXES)
+    return text.lower()
+
+
+def is_word(char: str) -> bool:
+    return char.isalnum() or char == "_"  # what re's \w means for str
+
+
+def edge(text: str, index: int) -> bool:
+    """Whether ``\\b`` holds at ``index`` of ``text``."""
+    before = index > 0 and is_word(text[index - 1])
+    return before != (index < len(text) and is_word(text[index]))
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Literal:
+    """A case-folded string a match contains, and whether ``\\b`` must hold around it."""
+
+    text: str
+    edge_before: bool = False
+    edge_after: bool = False
+
+    @property
+    def whole_word(self) -> bool:
+        return self.edge_before and self.edge_after and all(map(is_word, self.text))
+
+    def holds(self, text: str, start: int) -> bool:
+        """Whether the ``\\b`` conditions hold for an occurrence at ``start`` of ``text``."""
+        if self.edge_before and not edge(text, start):
+            return False
+        return not self.edge_after or edge(text, start + len(self.text))
+
+
+# -- reading the parsed regex ---------------------------------------------------------------
+
+_parser: Any = importlib.import_module("re._parser")
+_MAX_STRINGS = 64  # a literal set larger than this is not worth tracking exactly
+_EDGE = "\x00"  # stands for \b inside the strings below
+_Strings = frozenset[str]
+
+
+def _cross(left: _Strings, right: _Strings) -> _Strings | None:
+    if len(left) * len(right) > _MAX_STRINGS:
+        return None
+    return frozenset((a + b).replace(_EDGE * 2, _EDGE) for a in left for b in right)
+
+
+def _minimal(strings: _Strings) -> _Strings:
+    """Drop strings that contain another member: finding the shorter one is enough."""
+    return frozenset(s for s in strings if not any(o != s and o in s for o in strings))
+
+
+def _selectivity(strings: _Strings) -> tuple[int, int]:
+    return min(len(s.strip(_EDGE)) for s in strings), -len(strings)
+
+
+def _item(op: Any, av: Any) -> tuple[_Strings | None, list[_Strings]]:
+    """(exact, required) for one parsed node: the finite set of strings it matches (or
+    None), and sets of strings such that every match contains one string of each set."""
+    name = getattr(op, "name", "")
+    if name == "LITERAL":
+        return frozenset([fold(chr(av))]), []
+    if name == "IN":
+        if len(av) <= 8 and all(getattr(o, "name", "") == "LITERAL" for o, _ in av):
+            return frozenset(fold(chr(c)) for _, c in av), []
+        return None, []
+    if name == "AT":  # zero width: the neighbours stay adjacent
+        return frozenset([_EDGE if getattr(av, "name", "") == "AT_BOUNDARY" else ""]), []
+    if name in ("ASSERT", "ASSERT_NOT"):
+        return frozenset([""]), []
+    if name == "SUBPATTERN":
+        return _sequence(av[-1])
+    if name == "BRANCH":
+        exact: _Strings | None = frozenset()
+        either: _Strings | None = frozenset()
+        for branch in av[1]:
+            branch_exact, branch_required = _sequence(branch)
+            exact = None if exact is None or branch_exact is None else exact | branch_exact
+            best = max(branch_required, key=_selectivity, default=None)
+            either = None if either is None or best is None else either | best
+        if exact is not None and len(exact) > _MAX_STRINGS:
+            exact = None
+        return exact, [either] if either else []
+    if name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT"):
+        low, high, body = av
+        body_exact, body_required = _sequence(body)
+        exact = None
+        if body_exact is not None and high <= 1:
+            exact = body_exact | frozenset([""]) if low == 0 else body_exact
+        if not low:
+            return exact, []
+        if body_exact is not None:  # "={3,}": at least "===" is there
+            least: _Strings | None = body_exact
+            for _ in range(min(low, 4) - 1):
+                least = None if least is None else _cross(least, body_exact)
+            return exact, [least or body_exact]
+        return exact, body_required
+    return None, []
+
+
+def _sequence(items: Any) -> tuple[_Strings | None, list[_Strings]]:
+    candidates: list[_Strings] = []
+    run: _Strings = frozenset([""])
+    whole: _Strings | None = frozenset([""])
+    for op, av in items:
+        exact, needed = _item(op, av)
+        if exact is None:
+            whole = None
+            candidates += [run, *needed]
+            run = frozenset([""])
+            continue
+        whole = None if whole is None else _cross(whole, exact)
+        joined = _cross(run, exact)
+        if joined is None:
+            candidates.append(run)
+            joined = exact
+        run = joined
+    candidates.append(run if whole is None else whole)
+    usable = {_minimal(c) for c in candidates if c and all(s.strip(_EDGE) for s in c)}
+    return whole, sorted(usable, key=_selectivity, reverse=True)
+
+
+def _literal(marked: str) -> Literal:
+    text = marked.strip(_EDGE)
+    return Literal(text.replace(_EDGE, ""), marked.startswith(_EDGE), marked.endswith(_EDGE))
+
+
+def required(regex: str, flags: int) -> tuple[frozenset[Literal], ...]:
+    """Sets of literals such that every match of ``regex`` contains one literal of each
+    set, most selective first; at most four sets, and one-character strings only when the
+    character is rare in prose."""
+    _exact, needed = _sequence(_parser.parse(regex, flags))
+    usable = [r for r in needed if all(len(s.strip(_EDGE)) >= 2 or _rare_char(s) for s in r)]
+    return tuple(frozenset(map(_literal, r)) for r in usable)[:4]
+
+
+def _rare_char(marked: str) -> bool:
+    """A single character rare in prose (``$``, a backtick, ``|``…): worth finding alone."""
+    text = marked.strip(_EDGE)
+    return len(text) == 1 and text in _RARE_CHARS
+
+
+_RARE_CHARS = frozenset("$`|{}<~^@\\─━═║╔╗╚╝")
+
+
+def _leading(items: Any) -> _Strings:
+    """Strings one of which every match of ``items`` starts with ({""} when unknown)."""
+    run: _Strings = frozenset([""])
+    for op, av in items:
+        exact, _needed = _item(op, av)
+        if exact is not None:
+            joined = _cross(run, exact)
+            if joined is None:
+                break  # too many strings: the run so far still starts every match
+            run = joined
+            continue
+        name = getattr(op, "name", "")
+        inner: _Strings | None = None
+        if name == "SUBPATTERN":
+            inner = _leading(av[-1])
+        elif name == "BRANCH":
+            inner = frozenset(s for branch in av[1] for s in _leading(branch))
+        elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and av[0] >= 1:
+            inner = _leading(av[2])
+        if inner is not None and (joined := _cross(run, inner)) is not None:
+            run = joined
+        break
+    return run
+
+
+def leading(regex: str, flags: int) -> frozenset[Literal] | None:
+    """Literals one of which every match of ``regex`` starts with, or None when unknown (or
+    too short to be worth it): a match can then only start where one of them occurs."""
+    run = _leading(_parser.parse(regex, flags))
+    if min(len(s.strip(_EDGE)) for s in run) < 2:
+        return None
+    return frozenset(map(_literal, run))
+
+
+def width(regex: str, flags: int) -> int:
+    """The longest match ``regex`` can have (huge when a repeat is unbounded)."""
+    return int(_parser.parse(regex, flags).getwidth()[1])
+
+
+def split_alternatives(source: str) -> list[str]:
+    """``source`` split at its top-level ``|`` (outside groups and character classes)."""
+    parts, depth, start, index, in_class = [], 0, 0, 0, False
+    while index < len(source):
+        char = source[index]
+        if char == "\\":
+            index += 1
+        elif in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class, index = True, index + 1
+            index += source.startswith("^", index)
+            index += source.startswith("]", index)  # a leading ] is a member, not the end
+            continue
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+        elif char == "|" and depth == 0:
+            parts.append(source[start:index])
+            start = index + 1
+        index += 1
+    return [*parts, source[start:]]
+
+
+# -- finding many strings at once -----------------------------------------------------------
+
+try:
+    _ahocorasick: Any = importlib.import_module("ahocorasick")
+except ImportError:  # pragma: no cover - the fallback is tested by asking for it
+    _ahocorasick = None
+
+
+def _trie(strings: Iterable[str]) -> str:
+    """A regex alternation of ``strings`` factored by common prefix, longest first."""
+    tree: dict[str, Any] = {}
+    for s in strings:
+        node = tree
+        for char in s:
+            node = node.setdefault(char, {})
+        node[""] = {}
+
+    def emit(node: dict[str, Any]) -> str:
+        branches = [re.escape(char) + emit(child) for char, child in sorted(node.items()) if char]
+        if not branches:
+            return ""
+        body = branches[0] if len(branches) == 1 else "(?:" + "|".join(branches) + ")"
+        return f"(?:{body})?" if "" in node else body
+
+    return emit(tree)
+
+
+class Finder:
+    """Every occurrence of every string in a folded text, as ``(start, string)`` pairs."""
+
+    def __init__(self, strings: Iterable[str], *, fast: bool = True) -> None:
+        ordered = sorted(set(strings))
+        self.automaton: Any = None
+        if fast and _ahocorasick is not None:
+            self.automaton = _ahocorasick.Automaton()
+            for string in ordered:
+                self.automaton.add_word(string, (len(string) - 1, string))
+            self.automaton.make_automaton()
+        # At each position the trie regex reports the longest string starting there; the
+        # shorter ones starting there are its prefixes.
+        self.regex = re.compile(f"(?=({_trie(ordered)}))")
+        self.prefixes = {f: tuple(s for s in ordered if f.startswith(s)) for f in ordered}
+
+    def __call__(self, folded: str) -> Iterator[tuple[int, str]]:
+        if self.automaton is not None:
+            for end, (back, string) in self.automaton.iter(folded):
+                yield end - back, string
+            return
+        for match in self.regex.finditer(folded):
+            for string in self.prefixes[match.group(1)]:
+                yield match.start(), string
