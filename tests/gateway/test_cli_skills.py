@@ -83,7 +83,7 @@ def test_check_reports_every_problem_and_exits_1(
     assert code == 1
     lines = out.splitlines()
     assert lines == [
-        "evil/SKILL.md: blocked by the injection scanner (ignore-instructions); "
+        "evil/SKILL.md: blocked by the injection scanner (ignore-instructions, prompt-leak); "
         "skill_view refuses it",
         "good/references/big.md: references/big.md is 1,048,577 bytes; the limit is 1 MiB",
         "mismatch: front-matter name 'other' does not match the folder name 'mismatch'",
