@@ -81,6 +81,9 @@ class Conversation:
     compressing: asyncio.Task[None] | None = None
     compressions: int = 0
     admin: bool = False  # an admin's session: skill writes apply without approval
+    unannounced: list[str] = field(default_factory=list)
+    """Memory writes a compression flush staged for approval: the next turn's outcome
+    carries them, so they are shown with its reply like the turn's own."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +232,7 @@ class Agent:
                 await conversation.compressing
             conversation.compressing = None
         conversation.memory_turn = MemoryTurn()
+        from_flush, conversation.unannounced = tuple(conversation.unannounced), []
         user = self.user_message(text, speaker=speaker)
         author = author or conversation.person
         try:
@@ -254,12 +258,13 @@ class Agent:
                 error=str(exc),
                 error_kind=exc.kind,
                 retries=max(0, exc.attempts - 1),
-                staged=tuple(conversation.memory_turn.staged),
+                staged=(*from_flush, *conversation.memory_turn.staged),
             )
         except asyncio.CancelledError:
             # cancelled (the person pressed Ctrl-C, or a drain ran out of time): what they
             # wrote was acknowledged, so it stays in the archive and the history; what the
             # model had half-done in this turn is dropped
+            conversation.unannounced[:0] = from_flush  # still to be shown
             await self.archive.append_exchange(
                 conversation.id,
                 [NewMessage("user", user["content"], speaker=author)],
@@ -288,7 +293,7 @@ class Agent:
             result.usage,
             review=task,
             retries=result.retries,
-            staged=tuple(conversation.memory_turn.staged),
+            staged=(*from_flush, *conversation.memory_turn.staged),
         )
 
     # -- compression ----------------------------------------------------------------------
@@ -319,6 +324,7 @@ class Agent:
             model_name=settings.model,
         )
         conversation.review_usage += flushed.usage + usage
+        conversation.unannounced += flushed.staged
         if scan(summary):
             summary = "(the summary was withheld: it matched the injection scanner)"
         parent = await self.archive.get_session(conversation.id, viewer=None)

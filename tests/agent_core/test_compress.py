@@ -97,3 +97,39 @@ async def test_a_long_session_flushes_memory_then_continues_in_a_child(
     assert sent[1]["content"].endswith("message number 0 about project Heron " + "z" * 60)
     assert len(sent) < len(model.requests[flush_at - 1].messages)
     await a.aclose()
+
+
+async def test_writes_a_compression_flush_stages_are_shown_with_the_next_reply(
+    home: Path, archive: Archive
+) -> None:
+    def respond(messages: Any, tools: Any) -> ModelReply:
+        last = messages[-1]
+        if last["content"] == REVIEW_INSTRUCTION:
+            return ModelReply(None, (ToolCall("f", "memory", json.dumps(
+                {"action": "add", "content": "Project codename: Heron"})),))  # fmt: skip
+        if last["role"] == "tool":
+            return ModelReply(content="saved")
+        if last["content"] == SUMMARY_INSTRUCTION:
+            return ModelReply(content="They planned project Heron.")
+        return ModelReply(content="ok", usage=Usage(len(json.dumps(messages)) // 4, 5, 0))
+
+    settings = AgentSettings(
+        review_enabled=False,
+        compression=CompressionSettings(context_window=1500, threshold=0.75, tail_share=0.2),
+    )
+    stores = MemoryStores(home / "memories", write_approval=True)
+    a = Agent(model=ScriptedModel(respond=respond), archive=archive, stores=stores, home=home,
+              settings=settings)  # fmt: skip
+    spec = SessionSpec(new_session_id(), "telegram", "1", "dm", ("telegram-1",), session_key="k")
+    conversation = await a.start(spec, person="telegram-1", platform_label="telegram")
+    outcomes = []
+    for n in range(40):
+        outcomes.append(await a.turn(conversation, f"message {n} about Heron " + "z" * 60))
+        if conversation.compressing is not None:
+            break
+    after = await a.turn(conversation, "after")  # the flush staged its write meanwhile
+    [pending] = stores.for_person("telegram-1").pending()
+    assert after.staged == (pending.id,)
+    assert all(not o.staged for o in outcomes)
+    assert (await a.turn(conversation, "again")).staged == ()  # shown once
+    await a.aclose()
