@@ -392,14 +392,27 @@ class Commands:
             code = rest.upper()
             who = await asyncio.to_thread(store.approve if sub == "approve" else store.deny, code)
             if who is None:
-                return CommandReply(
-                    f"No waiting pairing code {label(code)!r} (approved, denied or expired?)."
+                return _pair_answer(
+                    request,
+                    code,
+                    f"No waiting pairing code {label(code)!r} (approved, denied or expired?).",
+                    f"{code}: decided earlier, or expired",
                 )
             if sub == "deny":
-                return CommandReply(f"Denied {code} of {who}. They may ask again later.")
+                return _pair_answer(
+                    request,
+                    code,
+                    f"Denied {code} of {who}. They may ask again later.",
+                    f"✗ {code}: denied ({who})",
+                )
             if self._on_paired is not None:
                 await self._on_paired()  # tell them now, not at the next poll
-            return CommandReply(f"Approved {who}. They can talk to me now.")
+            return _pair_answer(
+                request,
+                code,
+                f"Approved {who}. They can talk to me now.",
+                f"✓ {code}: approved ({who})",
+            )
         if sub in ("revoke", "block", "unblock") and rest:
             who = qualified_id(rest)
             if who is None:
@@ -512,6 +525,17 @@ _PAIR_DONE = {
         "{who} was not blocked.",
     ),
 }
+
+
+def _pair_answer(request: CommandRequest, code: str, text: str, outcome: str) -> CommandReply:
+    """``text`` for a typed ``/pair approve|deny CODE``; for a press on a pairing notice,
+    the notice edited instead: that code's buttons gone, ``outcome`` added below (the other
+    requests in it keep theirs)."""
+    pressed = request.message.pressed
+    if not request.message.is_callback or pressed is None:
+        return CommandReply(text)
+    buttons = tuple(b for b in pressed.buttons if not b[1].upper().endswith(f" {code}"))
+    return CommandReply("", edit=Card(f"{pressed.text}\n\n{outcome}".strip(), buttons))
 
 
 def _share(part: int, whole: int) -> str:

@@ -61,9 +61,10 @@ async def test_the_admin_is_notified_with_buttons_and_approve_admits(
         assert notice.startswith(f"New pairing request on {driver.platform.capitalize()}:")
         assert f"{driver.platform}:{STRANGER} (calls themselves “" in notice
         assert f"code {code}, 59 minutes left" in notice
-        await driver.press(ADMIN, f"Approve {code}")
-        approved = (await driver.replies(admin, 3))[2]
-        assert approved == f"Approved {driver.platform}:{STRANGER}. They can talk to me now."
+        handle = await driver.press(ADMIN, f"Approve {code}")
+        text, buttons = await driver.shown(ADMIN, handle, edits=1)  # the notice, edited
+        assert text.endswith(f"✓ {code}: approved ({driver.platform}:{STRANGER})")
+        assert buttons == []
         await driver.replies(stranger, 2)  # "you're approved"
         await driver.dm(STRANGER, "thanks")
         replies = await driver.replies(stranger, 3)

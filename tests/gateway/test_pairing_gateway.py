@@ -94,13 +94,24 @@ async def test_admins_get_a_batched_notice_and_a_button_admits_the_person(
     await rig.adapter.wait_sent(2, chat=ADMIN, within=3)
     assert rig.adapter.texts(ADMIN)[1].startswith("New pairing request on Telegram:")
     assert "telegram:80 (calls themselves “Late”)" in rig.adapter.texts(ADMIN)[1]
-    # pressing Approve is the command itself, from the admin
-    await rig.adapter.say(f"/pair approve {codes['77']}", user=ADMIN, callback=True, command=False)
-    await rig.adapter.say(f"/pair deny {codes['78']}", user=ADMIN, callback=True, command=False)
-    await rig.adapter.wait_sent(4, chat=ADMIN)
-    approved, denied = rig.adapter.texts(ADMIN)[2:4]
-    assert approved == "Approved telegram:77. They can talk to me now."
-    assert denied.startswith(f"Denied {codes['78']} of telegram:78")
+    # pressing Approve runs the command itself; the notice is edited, nothing more is sent
+    await rig.adapter.press(f"Approve {codes['77']}", user=ADMIN)
+    await rig.adapter.wait_edits(1)
+    await rig.adapter.press(f"Deny {codes['78']}", user=ADMIN)
+    await rig.adapter.wait_edits(2)
+    approved, denied = rig.adapter.edits
+    assert approved.text.endswith(f"✓ {codes['77']}: approved (telegram:77)")
+    assert denied.text.endswith(f"✗ {codes['78']}: denied (telegram:78)")
+    assert approved.text.startswith("3 new pairing requests on Telegram:")
+    assert [data for _label, data in denied.buttons] == [
+        f"/pair approve {codes['79']}",
+        f"/pair deny {codes['79']}",
+    ]  # the request still waiting keeps its buttons
+    assert len(rig.adapter.texts(ADMIN)) == 2
+    # typed, the same command answers in words
+    await rig.adapter.say(f"/pair deny {codes['79']}", user=ADMIN)
+    await rig.adapter.wait_sent(3, chat=ADMIN)
+    assert rig.adapter.texts(ADMIN)[2].startswith(f"Denied {codes['79']} of telegram:79")
     await rig.adapter.wait_sent(2, chat="77")
     assert "approved" in rig.adapter.texts("77")[1]
     await rig.adapter.say("thanks!", user="77")
