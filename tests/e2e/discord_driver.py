@@ -8,6 +8,7 @@ not a new message (``shown`` reads a message as edited)."""
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from tests.e2e.stack import ADMIN, ALICE, BOB, STRANGER
@@ -32,6 +33,11 @@ class DiscordDriver:
             user = dc.add_user(name, id=uid, global_name=name.capitalize())
             self.users[uid] = user
             self.dms[uid] = dc.add_dm(user)
+
+    def rename(self, user: int, name: str) -> None:
+        """From now on ``user`` writes under the display name ``name`` (their global name)."""
+        renamed = dataclasses.replace(self.users[user], global_name=name)
+        self.users[user] = self.dc.users[user] = renamed
 
     def config(self) -> dict[str, Any]:
         return {

@@ -18,6 +18,15 @@ class TelegramDriver:
 
     def __init__(self, api: FakeBotAPI) -> None:
         self.api = api
+        self.names: dict[int, str] = {}
+
+    def rename(self, user: int, name: str) -> None:
+        """From now on ``user`` writes under the display name ``name`` (their first name)."""
+        self.names[user] = name
+
+    def _sender(self, user: int) -> int | dict[str, Any]:
+        name = self.names.get(user)
+        return user if name is None else self.api.user(user, first_name=name)
 
     token = DEFAULT_TOKEN
 
@@ -38,7 +47,7 @@ class TelegramDriver:
     async def group(self, user: int, text: str, *, mention: bool = False) -> Any:
         if mention:
             text = f"@{self.api.username} {text}"
-        return self.api.push_text(GROUP, user, text, chat_type="supergroup")
+        return self.api.push_text(GROUP, self._sender(user), text, chat_type="supergroup")
 
     thread_key = f"{GROUP}:{TOPIC}"
 
