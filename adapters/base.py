@@ -153,6 +153,13 @@ class Adapter(Protocol):
         ``admins``: the user ids on this platform who may see the admin commands."""
         ...
 
+    async def dismiss(self, message: InboundMessage) -> None:
+        """The gateway will not answer ``message`` (a blocked person, a stranger in a
+        group, nothing to say yet): release what the platform holds open for it, sending
+        nothing (Discord: the deferred "thinking…" of a slash command is deleted, so it
+        neither lingers nor fails as "the application did not respond"). Best effort."""
+        ...
+
     async def private_chat(self, user_id: str) -> str:
         """The chat id of ``user_id``'s private chat with the bot, for an answer nobody
         else may read (Telegram: their user id; Discord: their DM channel, opened if

@@ -238,13 +238,25 @@ class Gateway:
 
     # -- intake (the choke point) ---------------------------------------------------------
 
+    async def _dismiss(self, message: InboundMessage) -> None:
+        """Nothing will answer ``message``: its adapter releases what it holds open."""
+        adapter = self.adapters.get(message.platform)
+        if adapter is None:
+            return
+        try:
+            await adapter.dismiss(message)
+        except Exception as exc:  # best effort, never a reason to fail intake
+            log.debug("could not dismiss %s: %s", message.dedup_key, exc)
+
     async def receive(self, message: InboundMessage) -> None:
         """An adapter's sink: authorize, gate, deduplicate, queue. Returns quickly."""
         verdict = self.auth.check(message)
         if verdict.action == "ignore":
             log.debug("ignored %s: %s", message.dedup_key, verdict.reason)
+            await self._dismiss(message)
             return
         if verdict.action == "allow" and not self._addressed(message):
+            await self._dismiss(message)
             return
         key = self._key(message)
         if self._closing:
@@ -257,6 +269,8 @@ class Gateway:
             return
         if verdict.action == "pair" and verdict.offer is not None:
             text = self.pairing_desk.offer(message.sender, verdict.offer)
+            if text is None:
+                await self._dismiss(message)
             await self.replies.answer_or_finish(message, key, text)
             return
         refusal = None if verdict.admin else await self.budgets.refusal(message)

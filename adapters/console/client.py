@@ -200,6 +200,9 @@ class ConsoleAdapter:
     ) -> None:
         self._commands = sorted({command.name for command in commands} | {"quit"})
 
+    async def dismiss(self, message: InboundMessage) -> None:
+        """The console has one person, whom the gateway always answers."""
+
     async def private_chat(self, user_id: str) -> str:
         if user_id != self.sender.user_id:
             raise Forbidden(f"the console has one person, not {user_id}")

@@ -403,6 +403,21 @@ class DiscordAdapter:
 
     # -- outbound -------------------------------------------------------------------------
 
+    async def dismiss(self, message: InboundMessage) -> None:
+        """A slash command the gateway will not answer: its deferred "thinking…" is
+        deleted (a press was acknowledged without one: nothing to undo)."""
+        pending = self._pending.get(snowflake(message.message_id) or 0)
+        if pending is None or pending.original_used or message.is_callback:
+            return
+        del self._pending[pending.interaction.id]
+        if not pending.deferred:
+            return
+        try:
+            async with asyncio.timeout(self._request_timeout):
+                await pending.interaction.delete_original_response()
+        except Exception as exc:  # best effort: it expires by itself
+            log.debug("discord: could not withdraw a deferred answer: %s", exc)
+
     async def private_chat(self, user_id: str) -> str:
         """The user's DM channel (``POST /users/@me/channels``; discord.py's cache first)."""
         client = self._running()

@@ -81,7 +81,7 @@ from adapters.base import (
     Unavailable,
 )
 from adapters.chunking import REPLY_FILE, file_caption, fold
-from adapters.messages import Button, OutboundMessage
+from adapters.messages import Button, InboundMessage, OutboundMessage
 from adapters.skips import SkipReason, Skips
 from adapters.telegram import updates
 from adapters.telegram.normalize import normalize
@@ -504,6 +504,9 @@ class TelegramAdapter:
                 raise self._translate(exc, (), "editMessageText") from None
         except tg.TelegramError as exc:
             raise self._translate(exc, (), "editMessageText") from None
+
+    async def dismiss(self, message: InboundMessage) -> None:
+        """Nothing is held open on Telegram (a press is answered when it arrives)."""
 
     async def private_chat(self, user_id: str) -> str:
         """A person's private chat with a bot has their user id. Telegram lets the bot write

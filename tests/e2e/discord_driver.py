@@ -151,6 +151,15 @@ class DiscordDriver:
         await self.dc.wait_for(lambda: edited() >= edits, within)
         return str(self.dc.messages[handle]["content"]), [t for t, _ in self._buttons(handle)]
 
+    def left_thinking(self) -> int:
+        """Slash commands whose deferred "thinking…" was neither filled nor withdrawn."""
+        return sum(
+            1
+            for i in self.dc.interactions.values()
+            if i.kind == 2 and i.callback is not None and i.callback.type == 5
+            and i.original_id is None and not i.withdrawn
+        )  # fmt: skip
+
     def presses_acknowledged(self) -> int:
         """Callbacks to presses (the fake refuses one after Discord's 3 seconds)."""
         return sum(1 for c in self.dc.callbacks if self.dc.interactions[c.interaction_id].kind == 3)

@@ -116,6 +116,9 @@ class Driver(Protocol):
     def presses_acknowledged(self) -> int:
         """How many presses the bot acknowledged (the spinner stopped in time)."""
 
+    def left_thinking(self) -> int:
+        """Commands left showing "thinking…" with no answer (Discord; Telegram has none)."""
+
     async def malformed(self, user: int) -> dict[str, int]: ...
 
 

@@ -148,6 +148,9 @@ class TelegramDriver:
             [text for text, _ in self._buttons(user, handle)],
         )
 
+    def left_thinking(self) -> int:
+        return 0  # a Telegram command is a message: nothing is held open
+
     def presses_acknowledged(self) -> int:
         return len(self.api.answered_callbacks)
 

@@ -88,4 +88,5 @@ async def test_a_block_holds_after_a_restart(
         await asyncio.sleep(QUIET_S)
     assert driver.all_replies(driver.dm_chat(ALICE)) == []
     assert driver.public_texts() == []
+    assert driver.left_thinking() == 0  # her /status was withdrawn, not left hanging
     assert "hello" not in str([r.body for r in openai.requests])

@@ -211,6 +211,7 @@ class FakeInteraction:
     original_id: int | None = None
     kind: int = 2
     message_id: int | None = None
+    withdrawn: bool = False  # its deferred response was deleted before it was filled
 
 
 # -- payload builders ----------------------------------------------------------------------

@@ -174,6 +174,11 @@ class DiscordRest(DiscordGateway):
                 re.compile(r"/webhooks/(?P<app>\d+)/(?P<token>[^/]+)/messages/(?P<message>@original|\d+)"),
                 self._patch_webhook_message,
             ),
+            (
+                "DELETE",
+                re.compile(r"/webhooks/(?P<app>\d+)/(?P<token>[^/]+)/messages/@original"),
+                self._delete_original,
+            ),
         ]  # fmt: skip
 
     async def _rest(self, request: web.Request) -> web.StreamResponse:
@@ -396,7 +401,7 @@ class DiscordRest(DiscordGateway):
         return _json(200, self.commands if guild is None else self.guild_commands.get(guild, []))
 
     def _webhook_interaction(
-        self, match: re.Match[str], body: Any
+        self, match: re.Match[str], body: Any, *, content: bool = True
     ) -> FakeInteraction | web.Response:
         """The interaction a webhook request (followup, message edit) is for, or the error
         answer: unknown or expired token, then bad content."""
@@ -409,7 +414,7 @@ class DiscordRest(DiscordGateway):
             return _error(401, 50027, "Invalid Webhook Token")
         if interaction.callback is None:
             return _error(404, 10015, "Unknown Webhook")
-        error = self._check_content(body)
+        error = self._check_content(body) if content else None
         return interaction if error is None else error
 
     async def _post_callback(
@@ -490,6 +495,20 @@ class DiscordRest(DiscordGateway):
         ))  # fmt: skip
         if request.query.get("wait") in ("true", "1", "True"):
             return _json(200, message)
+        return web.Response(status=204, headers={"Via": "1.1 google"})
+
+    async def _delete_original(
+        self, request: web.Request, match: re.Match[str], body: Any
+    ) -> web.Response:
+        """Deletes the interaction's response; a deferred one not yet filled is withdrawn
+        (its "thinking…" disappears)."""
+        interaction = self._webhook_interaction(match, body, content=False)
+        if isinstance(interaction, web.Response):
+            return interaction
+        if interaction.original_id is None:
+            interaction.withdrawn = True
+        else:
+            self.messages.pop(interaction.original_id, None)
         return web.Response(status=204, headers={"Via": "1.1 google"})
 
     async def _patch_webhook_message(

@@ -55,6 +55,7 @@ class ChatAdapter:
     limit: int = 4096
     sent: list[Sent] = field(default_factory=list)
     typing_calls: list[str] = field(default_factory=list)
+    dismissed: list[str] = field(default_factory=list)  # dedup keys of unanswered messages
     commands: list[BotCommand] = field(default_factory=list)
     menu_admins: list[str] = field(default_factory=list)
     failures: dict[str, list[PlatformError]] = field(default_factory=dict)
@@ -117,6 +118,9 @@ class ChatAdapter:
     ) -> None:
         self.commands = list(commands)
         self.menu_admins = list(admins)
+
+    async def dismiss(self, message: InboundMessage) -> None:
+        self.dismissed.append(message.dedup_key)
 
     async def private_chat(self, user_id: str) -> str:
         return user_id  # as on Telegram: a person's private chat has their id

@@ -57,6 +57,8 @@ async def test_a_stranger_gets_the_code_once_then_a_reminder_every_ten_minutes(
     await quiet(rig, "77", 2)
     await rig.gateway.stop()
     assert not rig.model.requests
+    # the 65 left unanswered were handed back to the adapter (no "thinking…" lingers)
+    assert len(rig.adapter.dismissed) == 65
     assert await rig.gateway.ledger.interrupted() == []  # the unanswered ones are handled
 
 
