@@ -164,16 +164,22 @@ class Gateway:
             a.removeprefix(prefix) for a in self.auth.access.admins if a.startswith(prefix)
         )
 
-    async def start(self) -> None:
-        await self.ledger.prune()
+    async def refresh_menus(self) -> None:
+        """Register the command menu on every started platform (admins' chats get the
+        admin commands): at start, and when a reload changes who the admins are."""
         menu = await self.menu()
-        for adapter in self.adapters.values():
-            await adapter.start(self.receive)
-            self._started.append(adapter)
+        for adapter in self._started:
             try:
                 await adapter.set_commands(menu, admins=self.admin_ids(adapter.platform))
             except Exception as exc:  # the menu is a convenience; chatting works without it
                 log.warning("%s: could not register the command menu: %s", adapter.platform, exc)
+
+    async def start(self) -> None:
+        await self.ledger.prune()
+        for adapter in self.adapters.values():
+            await adapter.start(self.receive)
+            self._started.append(adapter)
+        await self.refresh_menus()
         self._running = True
         self._track(self._watch_pairing(), "watch:pairing")
         self._track(self.pairing_desk.notices.run(), "watch:pairing-notices")
@@ -222,7 +228,9 @@ class Gateway:
 
     def reload(self, access: Access, settings: GatewaySettings) -> None:
         """Take new allowlists, admins and group policies (SIGHUP); sessions, lanes and the
-        outbox carry on untouched. Concurrency and drain settings apply from the next start."""
+        outbox carry on untouched. Concurrency and drain settings apply from the next start;
+        the command menus are registered again when the admins changed."""
+        admins_changed = access.admins != self.auth.access.admins
         self.auth.access = access
         self.settings = replace(
             self.settings,
@@ -235,6 +243,8 @@ class Gateway:
         self.outbox.max_chunks = settings.max_reply_messages
         self.sessions.group_scope = settings.group_scope  # for sessions started from now on
         self.budgets.limits = settings.limits
+        if admins_changed and self._running:
+            self._track(self.refresh_menus(), "menus")
 
     # -- intake (the choke point) ---------------------------------------------------------
 

@@ -18,7 +18,7 @@ from adapters.base import Forbidden, RateLimited, Unavailable
 from agent_core.models import ModelReply, ToolCall, Usage
 from agent_core.models.scripted import ScriptedModel
 from agent_core.review import REVIEW_INSTRUCTION
-from gateway.app import build_gateway
+from gateway.app import access, build_gateway, gateway_settings
 from gateway.config import Config, Paths
 from gateway.outbox import DeliveryPolicy
 from gateway.replies import RESTARTED
@@ -122,6 +122,21 @@ async def test_dm_round_trip_is_answered_and_archived(rig: Rig) -> None:
     assert [m.role for m in messages] == ["user", "assistant"]
     assert rig.adapter.commands and rig.adapter.commands[0].name == "help"
     assert rig.adapter.menu_admins == [ADMIN]
+
+
+async def test_a_reload_that_changes_the_admins_registers_the_menus_again(rig: Rig) -> None:
+    before = rig.adapter.menu_admins
+    fresh = config(admins=[f"telegram:{ADMIN}", "telegram:2", "discord:5"])
+    rig.gateway.reload(access(fresh), gateway_settings(fresh))
+    for _ in range(100):
+        if rig.adapter.menu_admins != before:
+            break
+        await asyncio.sleep(0.01)
+    assert rig.adapter.menu_admins == sorted(["2", ADMIN])  # this platform's admins
+    rig.adapter.menu_admins = []
+    rig.gateway.reload(access(fresh), gateway_settings(fresh))  # same admins: left alone
+    await asyncio.sleep(0.05)
+    assert rig.adapter.menu_admins == []
 
 
 async def test_unknown_person_pairs_and_is_admitted_by_an_admin(rig: Rig) -> None:
