@@ -38,7 +38,7 @@ from gateway.outbox import EDIT, Delivery, Outbox
 from gateway.pairing import PairingStore
 from gateway.router import SessionKey
 from memory import MemoryStores
-from memory.ledger import Ledger, Outgoing
+from memory.ledger import Inbound, Ledger, Outgoing
 
 __all__ = ["ANSWERED_PRIVATELY", "ASK_PRIVATELY", "RESTARTED", "Replies"]
 
@@ -286,10 +286,11 @@ class Replies:
             return False
         return True
 
-    async def restarted(self) -> None:
-        """Tell each chat whose answer a restart interrupted, once per chat."""
+    async def restarted(self, interrupted: Sequence[Inbound]) -> None:
+        """Tell each chat whose answer a restart interrupted (``Ledger.interrupted``, read
+        before the adapters started), once per chat."""
         told: set[tuple[str, str, str | None]] = set()
-        for item in await self.ledger.interrupted():
+        for item in interrupted:
             where = (item.platform, item.chat_id, item.thread_id)
             if where in told:
                 continue

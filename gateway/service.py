@@ -176,6 +176,8 @@ class Gateway:
 
     async def start(self) -> None:
         await self.ledger.prune()
+        # before any adapter delivers: a message arriving during start-up is not "interrupted"
+        interrupted = await self.ledger.interrupted()
         for adapter in self.adapters.values():
             await adapter.start(self.receive)
             self._started.append(adapter)
@@ -183,7 +185,7 @@ class Gateway:
         self._running = True
         self._track(self._watch_pairing(), "watch:pairing")
         self._track(self.pairing_desk.notices.run(), "watch:pairing-notices")
-        await self.replies.restarted()
+        await self.replies.restarted(interrupted)
         delivered = await self.outbox.flush()
         if delivered:
             log.info("delivered %d reply(ies) a restart had left unsent", delivered)

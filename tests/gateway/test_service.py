@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from adapters.base import Forbidden, RateLimited, Unavailable
+from adapters.base import Forbidden, RateLimited, Sink, Unavailable
 from agent_core.models import ModelReply, ToolCall, Usage
 from agent_core.models.scripted import ScriptedModel
 from agent_core.review import REVIEW_INSTRUCTION
@@ -275,6 +275,27 @@ async def test_a_restart_in_the_middle_of_a_turn_is_noticed(home: Path, archive:
     assert second.adapter.texts() == [RESTARTED]
     assert second.adapter.sent[0].message.reply_to_message_id == "m1"
     await second.gateway.stop()
+
+
+class EagerAdapter(ChatAdapter):
+    """Delivers a message the moment it is started, as a console reading piped input does."""
+
+    async def start(self, sink: Sink) -> None:
+        await super().start(sink)
+        await self.say("hello at once")
+
+
+async def test_a_message_that_arrives_during_start_is_not_taken_for_an_interrupted_one(
+    home: Path, archive: Archive
+) -> None:
+    rig = Rig(home, archive, config())
+    rig.adapter = EagerAdapter()
+    rig.gateway = rig.build()
+    await rig.gateway.start()
+    await rig.adapter.wait_sent(1)
+    await asyncio.sleep(0.1)
+    assert rig.adapter.texts() == ["echo: hello at once"]
+    await rig.gateway.stop()
 
 
 async def test_cancel_stops_a_turn_keeps_the_message_and_says_so(
