@@ -7,6 +7,7 @@ import asyncio
 import contextlib
 import io
 import os
+import threading
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
@@ -52,11 +53,18 @@ class Gate:
 
 @pytest.fixture
 def pipe() -> Iterator[tuple[int, int]]:
+    """A pipe for stdin. Closed write end first (a read still blocked wakes at its end),
+    then the reading threads are awaited, then the read end: else a thread that had not
+    yet called ``os.read`` could read the next test's pipe, which reuses the number."""
     read, write = os.pipe()
     yield read, write
-    for fd in (read, write):
-        with contextlib.suppress(OSError):  # closed by the test already
-            os.close(fd)
+    with contextlib.suppress(OSError):  # closed by the test already
+        os.close(write)
+    for thread in threading.enumerate():
+        if thread.name == "mnemo-console-input":
+            thread.join(timeout=5)
+    with contextlib.suppress(OSError):
+        os.close(read)
 
 
 @pytest.fixture
