@@ -192,7 +192,8 @@ def _sequence(items: Any) -> tuple[_Strings | None, list[_Strings]]:
         run = joined
     candidates.append(run if whole is None else whole)
     usable = {_minimal(c) for c in candidates if c and all(s.strip(_EDGE) for s in c)}
-    return whole, sorted(usable, key=_selectivity, reverse=True)
+    # Ties broken by the strings themselves: the same sets every run, whatever the hash seed.
+    return whole, sorted(usable, key=lambda c: (_selectivity(c), sorted(c)), reverse=True)
 
 
 def _literal(marked: str) -> Literal:
