@@ -41,6 +41,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from memory.scan_chain import Chain, Run, split
 from memory.scan_patterns import RULES
 from memory.scan_prefilter import (
     Finder,
@@ -140,6 +141,7 @@ class _Alternative:
     index: frozenset[Literal]  # the set it is filed under (empty: always a candidate)
     starts: frozenset[Literal]  # every match starts with one of these (empty: unknown)
     lines: bool  # reads line structure (^, $, \n): also run on the unflattened reading
+    chain: Chain | None  # split at its gaps (see memory.scan_chain), when it has any
 
 
 def _reads_lines(source: str) -> bool:
@@ -162,7 +164,14 @@ def _compile() -> tuple[tuple[Pattern, ...], tuple[_Alternative, ...]]:
             compiled = re.compile(alt, _FLAGS)
             alternatives.append(
                 _Alternative(
-                    index, compiled, width(alt, _FLAGS), needs, filed, starts, _reads_lines(alt)
+                    index,
+                    compiled,
+                    width(alt, _FLAGS),
+                    needs,
+                    filed,
+                    starts,
+                    _reads_lines(alt),
+                    split(alt, _FLAGS),
                 )
             )
     return tuple(patterns), tuple(alternatives)
@@ -247,10 +256,11 @@ class _Reading:
     folded: str
     at: dict[int, list[int]]
     dense: set[int]
+    runs: dict[int, Run]  # the chains run on this reading, by alternative
 
     @classmethod
     def of(cls, text: str) -> _Reading:
-        reading = cls(text, fold(text), {}, set())
+        reading = cls(text, fold(text), {}, set(), {})
         at = reading.at
         dense = reading.dense
         for start, string in _FIND(reading.folded):
@@ -304,17 +314,11 @@ def _near(place: int, width: int, places: list[int]) -> bool:
     return at < len(places) and places[at] <= place + width
 
 
-def _search(number: int, reading: _Reading, budget: _Budget) -> re.Match[str] | None:
-    """``regex.search(reading.text)`` for alternative ``number``, with as little regex work
-    as possible: none when a required literal is missing; in a long reading, a match attempt
-    only where a match can start, or a search only around the rarest required literal."""
+def _regions(number: int, reading: _Reading) -> list[tuple[int, int]] | None:
+    """Where a match of alternative ``number`` can start, as ``(first, last)`` stretches in
+    order (None: anywhere): at the places its leading literals occur, else before the
+    occurrences of its rarest required literal that have every other one within its width."""
     alt, needs = _ALTERNATIVES[number], _NEEDS[number]
-    if not all(map(reading.has, needs)):
-        return None
-    text = reading.text
-    if len(text) <= 4 * alt.width + _MARGIN:
-        budget.spend(len(text))
-        return alt.regex.search(text)
     starts = reading.places(_STARTS[number]) if alt.starts else None
     placed = [p for p in map(reading.places, needs) if p is not None]
     rarest = min(placed, key=len, default=None)
@@ -323,24 +327,48 @@ def _search(number: int, reading: _Reading, budget: _Budget) -> re.Match[str] | 
     if starts is not None and (rarest is None or len(starts) <= 8 * len(rarest)):
         if rarest is not None:
             starts = [p for p in starts if all(_near(p, alt.width, other) for other in placed)]
-        for start in starts:
-            budget.spend(alt.width)
-            if (match := alt.regex.match(text, start)) is not None:
-                return match
-        return None
+        return [(start, start) for start in starts]
     if rarest is None:
+        return None
+    regions: list[tuple[int, int]] = []
+    for place in rarest:  # a match holding the literal at ``place`` starts before it
+        if regions and place - alt.width <= regions[-1][1] + 1:
+            regions[-1] = (regions[-1][0], place)
+        else:
+            regions.append((max(0, place - alt.width), place))
+    return regions
+
+
+def _search(number: int, reading: _Reading, budget: _Budget) -> re.Match[str] | None:
+    """``regex.search(reading.text)`` for alternative ``number``, with as little regex work
+    as possible: none when a required literal is missing; in a long reading, only where a
+    match can start; an alternative with gaps as a chain (``memory.scan_chain``)."""
+    alt, needs = _ALTERNATIVES[number], _NEEDS[number]
+    if not all(map(reading.has, needs)):
+        return None
+    text = reading.text
+    short = len(text) <= 4 * alt.width + _MARGIN
+    regions = None if short else _regions(number, reading)
+    if alt.chain is not None:
+        if (run := reading.runs.get(number)) is None:
+            run = reading.runs[number] = Run(alt.chain, text, budget.spend)
+        for first, last in [(0, len(text))] if regions is None else regions:
+            if (start := run.first(first, last)) is not None:
+                return alt.regex.match(text, start)
+        return None
+    if regions is None:
         budget.spend(len(text))
         return alt.regex.search(text)
-    windows: list[list[int]] = []
-    for place in rarest:
-        if windows and place - alt.width <= windows[-1][1]:
-            windows[-1][1] = place + alt.width + _MARGIN
-        else:
-            windows.append([max(0, place - alt.width), place + alt.width + _MARGIN])
-    for first, end in windows:
-        budget.spend(min(end, len(text)) - first)
+    for first, last in regions:
+        if first == last:
+            budget.spend(alt.width)
+            if (match := alt.regex.match(text, first)) is not None:
+                return match
+            continue
+        end = min(len(text), last + alt.width + _MARGIN)
+        budget.spend(end - first)
         start = first
-        while (match := alt.regex.search(text, start, min(end, len(text)))) is not None:
+        while (match := alt.regex.search(text, start, end)) is not None and match.start() <= last:
             # A window's end reads as the end of the text; confirm on the whole reading.
             if (whole := alt.regex.match(text, match.start())) is not None:
                 return whole
