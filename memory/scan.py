@@ -46,7 +46,6 @@ from memory.scan_patterns import RULES
 from memory.scan_prefilter import (
     Finder,
     Literal,
-    edge,
     fold,
     leading,
     required,
@@ -192,6 +191,11 @@ _LISTED: dict[str, tuple[tuple[int, bool, bool], ...]] = {}
 for _lit, _n in _NUMBERS.items():
     _LISTED[_lit.text] = (*_LISTED.get(_lit.text, ()), (_n, _lit.edge_before, _lit.edge_after))
 _FIND = Finder(_LISTED)
+# A text's unflattened reading is only read by the alternatives that read lines.
+_FIND_LINES = Finder(
+    {lit.text for a in _ALTERNATIVES if a.lines for r in (*a.needs, a.starts) for lit in r}
+    & set(_LISTED)
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,18 +263,33 @@ class _Reading:
     runs: dict[int, Run]  # the chains run on this reading, by alternative
 
     @classmethod
-    def of(cls, text: str) -> _Reading:
+    def of(cls, text: str, finder: Finder | None = None) -> _Reading:
+        """``text`` with its literals listed (by ``finder``: all of them by default)."""
         reading = cls(text, fold(text), {}, set(), {})
         at = reading.at
         dense = reading.dense
-        for start, string in _FIND(reading.folded):
-            for number, before, after in _LISTED[string]:
+        size = len(text)
+        listed = _LISTED
+        # The hot loop of a scan: \b is checked inline (a word character: alnum or _).
+        for start, string in (finder or _FIND).hits(reading.folded):
+            for number, before, after in listed[string]:
                 if number in dense:
                     continue
-                if before and not edge(text, start):
-                    continue
-                if after and not edge(text, start + len(string)):
-                    continue
+                if before:
+                    char = text[start]
+                    word = char.isalnum() or char == "_"
+                    if start and ((char := text[start - 1]).isalnum() or char == "_") == word:
+                        continue
+                    if not start and not word:
+                        continue
+                if after:
+                    end = start + len(string)
+                    char = text[end - 1]
+                    word = char.isalnum() or char == "_"
+                    if end < size and ((char := text[end]).isalnum() or char == "_") == word:
+                        continue
+                    if end == size and not word:
+                        continue
                 if (hits := at.get(number)) is None:
                     at[number] = [start]
                 elif len(hits) < _DENSE:
@@ -322,11 +341,14 @@ def _regions(number: int, reading: _Reading) -> list[tuple[int, int]] | None:
     starts = reading.places(_STARTS[number]) if alt.starts else None
     placed = [p for p in map(reading.places, needs) if p is not None]
     rarest = min(placed, key=len, default=None)
-    if rarest is not None:  # every listed literal of a match lies within its width
-        rarest = [p for p in rarest if all(_near(p, alt.width, other) for other in placed)]
+    # Every listed literal of a match lies within its width: keep the places that have one
+    # of each near (checked against the sparse lists only: a dense one is near everywhere).
+    sparse = [p for p in placed if len(p) * (2 * alt.width + 1) < len(reading.text)]
+    if rarest is not None and sparse:
+        rarest = [p for p in rarest if all(_near(p, alt.width, other) for other in sparse)]
     if starts is not None and (rarest is None or len(starts) <= 8 * len(rarest)):
-        if rarest is not None:
-            starts = [p for p in starts if all(_near(p, alt.width, other) for other in placed)]
+        if rarest is not None and sparse:
+            starts = [p for p in starts if all(_near(p, alt.width, other) for other in sparse)]
         return [(start, start) for start in starts]
     if rarest is None:
         return None
@@ -351,7 +373,7 @@ def _search(number: int, reading: _Reading, budget: _Budget) -> re.Match[str] | 
     regions = None if short else _regions(number, reading)
     if alt.chain is not None:
         if (run := reading.runs.get(number)) is None:
-            run = reading.runs[number] = Run(alt.chain, text, budget.spend)
+            run = reading.runs[number] = Run(alt.chain, text, budget.spend, reading.folded)
         for first, last in [(0, len(text))] if regions is None else regions:
             if (start := run.first(first, last)) is not None:
                 return alt.regex.match(text, start)
@@ -404,12 +426,14 @@ def _match_long(text: str, texts: list[str]) -> dict[int, re.Match[str]]:
     budget = _Budget(len(text))
     flattened = len(texts) > 1 and texts[1] == flatten(texts[0])
     try:
-        for number, reading in enumerate(map(_Reading.of, texts)):
+        for number, text_read in enumerate(texts):
+            lines_only = number == 0 and flattened
+            reading = _Reading.of(text_read, _FIND_LINES if lines_only else None)
             for index in _candidates(reading):
                 alternative = _ALTERNATIVES[index]
                 if alternative.pattern in matched:
                     continue
-                if number == 0 and flattened and not alternative.lines:
+                if lines_only and not alternative.lines:
                     continue  # the flattened reading finds whatever it would here
                 if (match := _search(index, reading, budget)) is not None:
                     matched[alternative.pattern] = match

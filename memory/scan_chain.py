@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.scan_prefilter import fold
+from memory.scan_prefilter import fold, required, split_alternatives
 
 __all__ = ["Chain", "Part", "Run", "split", "unique_end"]
 
@@ -180,6 +180,18 @@ def unique_end(source: str, flags: int) -> bool:
 _LOOK_AHEAD = 8
 
 
+_SCOUT_STRINGS = 16  # a part is scouted for by at most this many strings
+
+
+def _scout(source: str, flags: int) -> tuple[str, ...]:
+    """Strings (case-folded) one of which every match of the part contains, to skip to:
+    the part's most selective required set, if small; () when it has none worth it."""
+    for literals in required(source, flags, any_char=True):
+        if len(literals) <= _SCOUT_STRINGS:
+            return tuple(sorted({literal.text for literal in literals}))
+    return ()
+
+
 @dataclass(frozen=True, slots=True)
 class Part:
     """One part of a chain. ``unique``: from a given start, a match ends in one place.
@@ -193,6 +205,7 @@ class Part:
     most: int  # the longest match
     unique: bool
     probes: tuple[re.Pattern[str], ...]
+    scout: tuple[str, ...]  # one of these (folded) is in every match: see _scout
 
 
 def _look_ahead(items: Any) -> int | None:
@@ -225,13 +238,14 @@ def _part(source: str, flags: int, *, last: bool) -> Part | None:
     least, most = tree.getwidth()
     regex = re.compile(source, flags)
     reach = _reach(source, flags)
+    scout = _scout(source, flags)
     if last or unique_end(source, flags):
-        return Part(regex, reach, least, most, True, ())
+        return Part(regex, reach, least, most, True, (), scout)
     ahead = _look_ahead(tree)
     if ahead is None or most > 1000:
         return None
     probes = tuple(re.compile(f"(?:{source})(?s:.){{{j}}}", flags) for j in range(ahead + 1))
-    return Part(regex, reach, least, most, False, probes)
+    return Part(regex, reach, least, most, False, probes, scout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -241,6 +255,10 @@ class Chain:
     parts: tuple[Part, ...]
     gaps: tuple[int, ...]
     sources: tuple[str, ...] = field(compare=False)
+    #: For the last part, when it is one group of alternatives, each on its own (its scout is
+    #: sharper, and one regex tries fewer branches at each place; the leftmost place the
+    #: group matches is the leftmost of any of its alternatives); else ().
+    branches: tuple[tuple[Part, ...], ...] = ()
 
 
 def _reach(source: str, flags: int) -> int:
@@ -291,7 +309,50 @@ def split(source: str, flags: int) -> Chain | None:
     last = _part(tail, flags, last=True)
     if last is None or any(p.most > 100_000 for p in parts) or last.most > 100_000:
         return None
-    return Chain((*parts, last), tuple(lengths), (*sources, tail))
+    sources.append(tail)
+    # Only the last part: elsewhere each alternative would ask the rest of the chain on its
+    # own, which costs more than the sharper scouts save.
+    branches = (*([()] * (len(sources) - 1)), _branches(tail, flags, last=True))
+    return Chain((*parts, last), tuple(lengths), tuple(sources), branches)
+
+
+def _closes_at(source: str, opening: int) -> int:
+    """Where the group opened at ``opening`` closes (-1: never)."""
+    depth, index, in_class = 0, opening, False
+    while index < len(source):
+        char = source[index]
+        if char == "\\":
+            index += 2
+            continue
+        if in_class:
+            in_class = char != "]"
+        elif char == "[":
+            in_class, index = True, index + 1
+            index += source.startswith("^", index)
+            index += source.startswith("]", index)
+            continue
+        elif char == "(":
+            depth += 1
+        elif char == ")":
+            depth -= 1
+            if depth == 0:
+                return index
+        index += 1
+    return -1
+
+
+def _branches(source: str, flags: int, *, last: bool) -> tuple[Part, ...]:
+    """``source`` as its alternatives, when it is one group of them (else ())."""
+    if not (source.startswith("(?:") and source.endswith(")")):
+        return ()
+    if _closes_at(source, 0) != len(source) - 1:
+        return ()  # "(?:a|b)c(?:d)" is not one group
+    inner = split_alternatives(source[3:-1])
+    if len(inner) < 2 or f"(?:{'|'.join(inner)})" != source:
+        return ()
+    pieces = [_part(f"(?:{branch})", flags, last=last) for branch in inner]
+    branches = tuple(piece for piece in pieces if piece is not None)
+    return branches if len(branches) == len(inner) else ()
 
 
 def _has_backreference(source: str, flags: int) -> bool:
@@ -319,11 +380,19 @@ class Run:
     ``[start, limit]`` where the whole chain matches (what ``regex.search`` would find), or
     None. ``spend`` is told the regex work done, in characters read."""
 
-    def __init__(self, chain: Chain, text: str, spend: Callable[[int], None]) -> None:
-        following: _Level | None = None
+    def __init__(
+        self, chain: Chain, text: str, spend: Callable[[int], None], folded: str | None = None
+    ) -> None:
+        folded = fold(text) if folded is None else folded
+        following: _Level | _Union | None = None
         for index in range(len(chain.parts) - 1, -1, -1):
             gap = chain.gaps[index] if index < len(chain.gaps) else 0
-            following = _Level(chain.parts[index], gap, following, text, spend)
+            if chain.branches and chain.branches[index]:
+                following = _Union(
+                    [_Level(p, gap, following, text, folded, spend) for p in chain.branches[index]]
+                )
+            else:
+                following = _Level(chain.parts[index], gap, following, text, folded, spend)
         assert following is not None
         self.head = following
 
@@ -331,25 +400,70 @@ class Run:
         return self.head.first(start, limit)
 
 
+class _Union:
+    """The last part as its alternatives: the leftmost place any of them matches."""
+
+    __slots__ = ("levels",)
+
+    def __init__(self, levels: list[_Level]) -> None:
+        self.levels = levels
+
+    def first(self, start: int, limit: int) -> int | None:
+        best: int | None = None
+        for level in self.levels:
+            place = level.first(start, limit if best is None else best - 1)
+            if place is not None:
+                best = place
+        return best
+
+
 class _Level:
     """Where the chain from one part on matches. Every such place found so far is kept, for
     one stretch of text read in full (``[low, high)``), so a question about a place in that
     stretch reads nothing again; questions come mostly from left to right."""
 
-    __slots__ = ("following", "gap", "high", "low", "part", "places", "spend", "text")
+    __slots__ = (
+        "folded",
+        "following",
+        "gap",
+        "high",
+        "low",
+        "part",
+        "places",
+        "scouted",
+        "spend",
+        "text",
+    )
 
-    def __init__(
+    def __init__(  # noqa: PLR0917 - one level of a chain is built in one place
         self,
         part: Part,
         gap: int,
-        following: _Level | None,
+        following: _Level | _Union | None,
         text: str,
+        folded: str,
         spend: Callable[[int], None],
     ) -> None:
         self.part, self.gap, self.following = part, gap, following
-        self.text, self.spend = text, spend
+        self.text, self.folded, self.spend = text, folded, spend
         self.low = self.high = 0
         self.places: list[int] = []
+        # Each scout string's next place as last found: none in [after, place).
+        self.scouted = dict.fromkeys(part.scout, (0, -1))
+
+    def _scout(self, position: int) -> int:
+        """The first place at or after ``position`` where a scout string occurs (the text's
+        length when none does)."""
+        folded, scouted = self.folded, self.scouted
+        first = len(folded)
+        for string, (after, known) in scouted.items():
+            place = known
+            if not after <= position <= known:
+                found = folded.find(string, position)
+                place = len(folded) if found < 0 else found
+                scouted[string] = (position, place)
+            first = min(first, place)
+        return first
 
     def first(self, start: int, limit: int) -> int | None:
         """The leftmost place in ``[start, limit]`` where the chain from here matches."""
@@ -389,11 +503,26 @@ class _Level:
             limit = max(limit, position + 4 * part.reach)
         limit = min(limit, size)
         while position <= limit:
-            read_to = min(size, limit + part.reach)
+            last = limit
+            if self.following is not None:  # leapfrog: the rest first (it may be rarer)
+                place = self.following.first(position + part.least, limit + part.most + self.gap)
+                if place is None:
+                    break
+                position = max(position, place - self.gap - part.most)
+                if position > limit:
+                    break
+            if self.scouted:  # a match holds a scout string: none, no match; far, skip
+                scout = self._scout(position)
+                if scout - part.most > limit:
+                    break
+                position = max(position, scout - part.most)
+                last = min(limit, max(scout, position) + 4 * part.reach)
+            read_to = min(size, last + part.reach)
             match = part.regex.search(text, position, read_to)
             self.spend((read_to if match is None else match.start()) - position + part.reach)
-            if match is None or match.start() > limit:
-                break
+            if match is None or match.start() > last:
+                position = last + 1
+                continue
             begin = match.start()
             if self.following is None:
                 return begin, begin + 1
