@@ -552,12 +552,16 @@ class _Level:
             return self._reaches(end)
         # Another end might reach further; none helps unless the rest starts within the
         # gap of the longest. Asked first, this keeps the questions in order.
-        if self.following.first(begin + part.least, begin + part.most + self.gap) is None:
+        nearest = self.following.first(begin + part.least, begin + part.most + self.gap)
+        if nearest is None:
             return False
         if self._reaches(end):
             return True
         size = len(text)
-        for other in range(begin + part.least, min(begin + part.most, size) + 1):
+        # An end more than a gap before the nearest place of the rest reaches nothing.
+        for other in range(
+            max(begin + part.least, nearest - self.gap), min(begin + part.most, size) + 1
+        ):
             if other == end:
                 continue
             after = min(len(part.probes) - 1, size - other)

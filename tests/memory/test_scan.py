@@ -440,3 +440,32 @@ def test_a_chain_tries_every_end_of_a_part_that_has_several(source: str, text: s
     found = re.compile(source, flags).search(text)
     place = scan_chain.Run(chain, text, lambda _: None).first(0, len(text))
     assert place == (None if found is None else found.start())
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "--post-data --post-file --upload-file @- curl wget ",  # exfil-command near misses
+        "send post upload chat history file data @- # + ",  # message-exfil: no handle
+        "ignore previous the rules all system prompt reveal your ",
+    ],
+)
+def test_scan_work_grows_linearly_with_the_text(
+    monkeypatch: pytest.MonkeyPatch, unit: str
+) -> None:
+    """Regex work (what the budget counts: characters searched, match attempts) for four
+    times the text is about four times the work, not sixteen: no quadratic path."""
+    spent: list[int] = []
+    original = engine._Budget.spend
+
+    def spend(self: Any, chars: int) -> None:
+        spent.append(chars)
+        original(self, chars)
+
+    monkeypatch.setattr(engine._Budget, "spend", spend)
+    work = []
+    for size in (16_384, 65_536):
+        spent.clear()
+        scan((unit * (size // len(unit) + 1))[:size])
+        work.append(sum(spent))
+    assert work[1] <= 5 * work[0], work
