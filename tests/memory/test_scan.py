@@ -450,9 +450,7 @@ def test_a_chain_tries_every_end_of_a_part_that_has_several(source: str, text: s
         "ignore previous the rules all system prompt reveal your ",
     ],
 )
-def test_scan_work_grows_linearly_with_the_text(
-    monkeypatch: pytest.MonkeyPatch, unit: str
-) -> None:
+def test_scan_work_grows_linearly_with_the_text(monkeypatch: pytest.MonkeyPatch, unit: str) -> None:
     """Regex work (what the budget counts: characters searched, match attempts) for four
     times the text is about four times the work, not sixteen: no quadratic path."""
     spent: list[int] = []
