@@ -31,13 +31,13 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Literal
 
-from memory.scan import PATTERNS
+from memory.scan import pattern
 
 __all__ = ["JsonFormatter", "Redactor", "TextFormatter", "install", "one_line", "redact"]
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 REDACTED = "[redacted]"
-_CREDENTIALS = next(p.regex for p in PATTERNS if p.id == "hardcoded-secret")
+_CREDENTIALS = pattern("hardcoded-secret").regex
 
 
 class Redactor:

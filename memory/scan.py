@@ -6,7 +6,7 @@ that make a text unsafe to store:
 
 * an **invisible or bidi control character** (zero-width, word joiner, BOM, embedding and
   isolate controls, Unicode tags), reported with its code point, checked on the raw text;
-* a **pattern** from ``PATTERNS`` (the table lives in ``memory.scan_patterns``: prompt
+* a **pattern** from ``patterns()`` (the table lives in ``memory.scan_patterns``: prompt
   injection, fake prompt structure, concealment, exfiltration, backdoors, hard-coded
   secrets, hidden HTML), checked case-insensitively on *readings* of the text: NFKC-folded
   (fullwidth and mathematical letters), flattened over line breaks, with Cyrillic/Greek
@@ -37,33 +37,26 @@ How it stays fast (``bench/scan_bench.py`` measures it, beside a plain regex tab
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
 
-from memory.scan_patterns import RULES
-from memory.scan_prefilter import (
-    Finder,
-    Literal,
-    edge,
-    fold,
-    leading,
-    required,
-    split_alternatives,
-    width,
-)
+from memory.scan_patterns import RULES, Rule
+from memory.scan_prefilter import Finder, Literal, edge, fold, shape, split_alternatives
 from memory.scan_readings import DECODE_CAP, flatten, normalise, readings
 
 __all__ = [
     "DECODE_CAP",
     "INVISIBLE_CHARS",
     "MAX_WIDTH",
-    "PATTERNS",
     "WORK_PER_CHAR",
     "Finding",
     "Pattern",
     "fold",
     "normalise",
+    "pattern",
+    "patterns",
     "scan",
 ]
 
@@ -133,7 +126,7 @@ def _rare(literal: Literal) -> bool:
 
 @dataclass(frozen=True, slots=True)
 class _Alternative:
-    pattern: int  # index into PATTERNS
+    pattern: int  # index into RULES
     regex: re.Pattern[str]
     width: int  # the longest match
     needs: tuple[frozenset[Literal], ...]  # one literal of each set is in every match
@@ -146,43 +139,21 @@ def _reads_lines(source: str) -> bool:
     return bool(re.search(r"(?<!\\)[\^$](?<!\[\^)|\\n(?<!\[\^\\n)", source))
 
 
-def _compile() -> tuple[tuple[Pattern, ...], tuple[_Alternative, ...]]:
-    patterns: list[Pattern] = []
-    alternatives: list[_Alternative] = []
-    for index, rule in enumerate(RULES):
-        bounded = [_bounded(alt) for alt in rule.alternatives]
-        source = "|".join(f"(?:{alt})" for alt in bounded)
-        patterns.append(Pattern(rule.id, rule.description, re.compile(source, _FLAGS)))
-        for alt in (part for whole in bounded for part in split_alternatives(whole)):
-            needs = required(alt, _FLAGS)
-            filed = next((r for r in needs if all(map(_rare, r))), frozenset())
-            starts = leading(alt, _FLAGS) or frozenset()
-            if not all(map(_rare, starts)):
-                starts = frozenset()
-            compiled = re.compile(alt, _FLAGS)
-            alternatives.append(
-                _Alternative(
-                    index, compiled, width(alt, _FLAGS), needs, filed, starts, _reads_lines(alt)
-                )
-            )
-    return tuple(patterns), tuple(alternatives)
+def _source(rule: Rule) -> str:
+    return "|".join(f"(?:{_bounded(alt)})" for alt in rule.alternatives)
 
 
-PATTERNS, _ALTERNATIVES = _compile()
-# The finder lists every occurrence of the rare literals, each known by a number; by folded
-# string: (number, \b before, \b after). Common ones are looked for by a substring test.
-_NUMBERS = {
-    lit: n
-    for n, lit in enumerate(
-        sorted(
-            {lit for a in _ALTERNATIVES for r in (*a.needs, a.starts) for lit in r if _rare(lit)}
-        )
-    )
-}
-_LISTED: dict[str, tuple[tuple[int, bool, bool], ...]] = {}
-for _lit, _n in _NUMBERS.items():
-    _LISTED[_lit.text] = (*_LISTED.get(_lit.text, ()), (_n, _lit.edge_before, _lit.edge_after))
-_FIND = Finder(_LISTED)
+@functools.cache
+def pattern(rule_id: str) -> Pattern:
+    """One rule of the table, compiled alone: cheap, for callers that need one regex (the
+    credential shapes of ``hardcoded-secret`` that redact logs) and not the scanner."""
+    rule = next(rule for rule in RULES if rule.id == rule_id)
+    return Pattern(rule.id, rule.description, re.compile(_source(rule), _FLAGS))
+
+
+def patterns() -> tuple[Pattern, ...]:
+    """The whole table, one compiled regex per rule, in table order."""
+    return tuple(pattern(rule.id) for rule in RULES)
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,41 +164,103 @@ class _Need:
     substrings: tuple[str, ...]
 
     @classmethod
-    def of(cls, literals: frozenset[Literal]) -> _Need:
-        listed = frozenset(_NUMBERS[lit] for lit in literals if lit in _NUMBERS)
-        return cls(listed, tuple(sorted(lit.text for lit in literals if lit not in _NUMBERS)))
+    def of(cls, literals: frozenset[Literal], numbers: dict[Literal, int]) -> _Need:
+        listed = frozenset(numbers[lit] for lit in literals if lit in numbers)
+        return cls(listed, tuple(sorted(lit.text for lit in literals if lit not in numbers)))
 
 
-# Listed sets first: checking them is a set operation, substrings take a scan each.
-_NEEDS = tuple(
-    tuple(sorted(map(_Need.of, a.needs), key=lambda need: len(need.substrings)))
-    for a in _ALTERNATIVES
-)
-_STARTS = tuple(_Need.of(a.starts) for a in _ALTERNATIVES)
-# Candidates come from two indexes: an alternative is filed under its first and second
-# fully listed sets, and is a candidate when a literal of each occurs (set operations).
-_FIRST: dict[int, set[int]] = {}
-_SECOND: dict[int, set[int]] = {}
-_ONE_SET: set[int] = set()  # filed under one set only
-for _number, _needs in enumerate(_NEEDS):
-    _listed = [need.listed for need in _needs if not need.substrings]
-    for _index, _n in ((_FIRST, n) for n in (_listed[0] if _listed else ())):
-        _index.setdefault(_n, set()).add(_number)
-    for _n in _listed[1] if len(_listed) > 1 else ():
-        _SECOND.setdefault(_n, set()).add(_number)
-    if len(_listed) == 1:
-        _ONE_SET.add(_number)
-_UNFILED = frozenset(i for i, needs in enumerate(_NEEDS) if all(n.substrings for n in needs))
+@dataclass(frozen=True, slots=True)
+class _Table:
+    """The compiled table: every alternative, the literals it needs, and their finder."""
+
+    alternatives: tuple[_Alternative, ...]
+    # Every rare literal, known by a number; by folded string: (number, \b before, \b after).
+    # Common ones are looked for by a substring test.
+    listed: dict[str, tuple[tuple[int, bool, bool], ...]]
+    find: Finder
+    needs: tuple[tuple[_Need, ...], ...]  # per alternative, listed sets first
+    starts: tuple[_Need, ...]
+    # Candidates come from two indexes: an alternative is filed under its first and second
+    # fully listed sets, and is a candidate when a literal of each occurs (set operations).
+    first: dict[int, set[int]]
+    second: dict[int, set[int]]
+    one_set: frozenset[int]  # filed under one set only
+    unfiled: frozenset[int]
+
+
+@functools.cache
+def _table() -> _Table:
+    """Built on the first scan, not on import (about a quarter of a second): commands that
+    never scan (``mnemo --help``, ``mnemo sessions list``) do not pay for it."""
+    alternatives: list[_Alternative] = []
+    for index, rule in enumerate(RULES):
+        bounded = [_bounded(alt) for alt in rule.alternatives]
+        for alt in (part for whole in bounded for part in split_alternatives(whole)):
+            read = shape(alt, _FLAGS)
+            filed = next((r for r in read.required if all(map(_rare, r))), frozenset())
+            starts = read.leading or frozenset()
+            if not all(map(_rare, starts)):
+                starts = frozenset()
+            alternatives.append(
+                _Alternative(
+                    index,
+                    re.compile(alt, _FLAGS),
+                    read.width,
+                    read.required,
+                    filed,
+                    starts,
+                    _reads_lines(alt),
+                )
+            )
+    numbers = {
+        lit: n
+        for n, lit in enumerate(
+            sorted(
+                {lit for a in alternatives for r in (*a.needs, a.starts) for lit in r if _rare(lit)}
+            )
+        )
+    }
+    listed: dict[str, tuple[tuple[int, bool, bool], ...]] = {}
+    for lit, n in numbers.items():
+        listed[lit.text] = (*listed.get(lit.text, ()), (n, lit.edge_before, lit.edge_after))
+    # Listed sets first: checking them is a set operation, substrings take a scan each.
+    needs = tuple(
+        tuple(sorted((_Need.of(r, numbers) for r in a.needs), key=lambda n: len(n.substrings)))
+        for a in alternatives
+    )
+    first: dict[int, set[int]] = {}
+    second: dict[int, set[int]] = {}
+    one_set: set[int] = set()
+    for number, sets in enumerate(needs):
+        full = [need.listed for need in sets if not need.substrings]
+        for n in full[0] if full else ():
+            first.setdefault(n, set()).add(number)
+        for n in full[1] if len(full) > 1 else ():
+            second.setdefault(n, set()).add(number)
+        if len(full) == 1:
+            one_set.add(number)
+    return _Table(
+        alternatives=tuple(alternatives),
+        listed=listed,
+        find=Finder(listed),
+        needs=needs,
+        starts=tuple(_Need.of(a.starts, numbers) for a in alternatives),
+        first=first,
+        second=second,
+        one_set=frozenset(one_set),
+        unfiled=frozenset(i for i, sets in enumerate(needs) if all(n.substrings for n in sets)),
+    )
 
 
 def _candidates(reading: _Reading) -> list[int]:
     """The alternatives whose first two listed sets both occur, and the unfiled ones."""
     first: set[int] = set()
-    second: set[int] = set(_ONE_SET)
+    table = _table()
+    second: set[int] = set(table.one_set)
     for number in reading.at:
-        first.update(_FIRST.get(number, ()))
-        second.update(_SECOND.get(number, ()))
-    return sorted((first & second) | _UNFILED)
+        first.update(table.first.get(number, ()))
+        second.update(table.second.get(number, ()))
+    return sorted((first & second) | table.unfiled)
 
 
 _DENSE = 1024  # past this many occurrences a literal's positions are no longer listed
@@ -253,8 +286,9 @@ class _Reading:
         reading = cls(text, fold(text), {}, set())
         at = reading.at
         dense = reading.dense
-        for start, string in _FIND(reading.folded):
-            for number, before, after in _LISTED[string]:
+        table = _table()
+        for start, string in table.find(reading.folded):
+            for number, before, after in table.listed[string]:
                 if number in dense:
                     continue
                 if before and not edge(text, start):
@@ -308,14 +342,15 @@ def _search(number: int, reading: _Reading, budget: _Budget) -> re.Match[str] | 
     """``regex.search(reading.text)`` for alternative ``number``, with as little regex work
     as possible: none when a required literal is missing; in a long reading, a match attempt
     only where a match can start, or a search only around the rarest required literal."""
-    alt, needs = _ALTERNATIVES[number], _NEEDS[number]
+    table = _table()
+    alt, needs = table.alternatives[number], table.needs[number]
     if not all(map(reading.has, needs)):
         return None
     text = reading.text
     if len(text) <= 4 * alt.width + _MARGIN:
         budget.spend(len(text))
         return alt.regex.search(text)
-    starts = reading.places(_STARTS[number]) if alt.starts else None
+    starts = reading.places(table.starts[number]) if alt.starts else None
     placed = [p for p in map(reading.places, needs) if p is not None]
     rarest = min(placed, key=len, default=None)
     if rarest is not None:  # every listed literal of a match lies within its width
@@ -358,9 +393,10 @@ def _match_short(texts: list[str]) -> dict[int, re.Match[str]]:
     in any reading makes a candidate), then each candidate searches each reading."""
     matched: dict[int, re.Match[str]] = {}
     together = _Reading.of("\n".join(texts))
+    table = _table()
     for index in _candidates(together):
-        alternative = _ALTERNATIVES[index]
-        if alternative.pattern in matched or not all(map(together.has, _NEEDS[index])):
+        alternative = table.alternatives[index]
+        if alternative.pattern in matched or not all(map(together.has, table.needs[index])):
             continue
         for reading in texts:
             if (match := alternative.regex.search(reading)) is not None:
@@ -375,10 +411,11 @@ def _match_long(text: str, texts: list[str]) -> dict[int, re.Match[str]]:
     matched: dict[int, re.Match[str]] = {}
     budget = _Budget(len(text))
     flattened = len(texts) > 1 and texts[1] == flatten(texts[0])
+    table = _table()
     try:
         for number, reading in enumerate(map(_Reading.of, texts)):
             for index in _candidates(reading):
-                alternative = _ALTERNATIVES[index]
+                alternative = table.alternatives[index]
                 if alternative.pattern in matched:
                     continue
                 if number == 0 and flattened and not alternative.lines:
@@ -415,10 +452,10 @@ def scan(text: str) -> list[Finding]:
     except _OverBudget as stop:
         matched, over = stop.matched, True
     for index in sorted(matched):
-        pattern, snippet = PATTERNS[index], matched[index].group(0)
+        rule, snippet = RULES[index], matched[index].group(0)
         if len(snippet) > 60:
             snippet = snippet[:57] + "..."
-        findings.append(Finding(pattern.id, f"{pattern.description}: {snippet!r}"))
+        findings.append(Finding(rule.id, f"{rule.description}: {snippet!r}"))
     if over:
         findings.append(
             Finding(

@@ -21,10 +21,12 @@ from typing import Any
 __all__ = [
     "Finder",
     "Literal",
+    "Shape",
     "edge",
     "fold",
     "leading",
     "required",
+    "shape",
     "split_alternatives",
     "width",
 ]
@@ -204,7 +206,11 @@ def required(regex: str, flags: int) -> tuple[frozenset[Literal], ...]:
     """Sets of literals such that every match of ``regex`` contains one literal of each
     set, most selective first; at most four sets, and one-character strings only when the
     character is rare in prose."""
-    _exact, needed = _sequence(_parser.parse(regex, flags))
+    return _required(_parser.parse(regex, flags))
+
+
+def _required(parsed: Any) -> tuple[frozenset[Literal], ...]:
+    _exact, needed = _sequence(parsed)
     usable = [r for r in needed if all(len(s.strip(_EDGE)) >= 2 or _rare_char(s) for s in r)]
     return tuple(frozenset(map(_literal, r)) for r in usable)[:4]
 
@@ -246,7 +252,11 @@ def _leading(items: Any) -> _Strings:
 def leading(regex: str, flags: int) -> frozenset[Literal] | None:
     """Literals one of which every match of ``regex`` starts with, or None when unknown (or
     too short to be worth it): a match can then only start where one of them occurs."""
-    run = _leading(_parser.parse(regex, flags))
+    return _leading_literals(_parser.parse(regex, flags))
+
+
+def _leading_literals(parsed: Any) -> frozenset[Literal] | None:
+    run = _leading(parsed)
     if min(len(s.strip(_EDGE)) for s in run) < 2:
         return None
     return frozenset(map(_literal, run))
@@ -255,6 +265,21 @@ def leading(regex: str, flags: int) -> frozenset[Literal] | None:
 def width(regex: str, flags: int) -> int:
     """The longest match ``regex`` can have (huge when a repeat is unbounded)."""
     return int(_parser.parse(regex, flags).getwidth()[1])
+
+
+@dataclass(frozen=True, slots=True)
+class Shape:
+    """``required``, ``leading`` and ``width`` of one regex, read off one parse."""
+
+    required: tuple[frozenset[Literal], ...]
+    leading: frozenset[Literal] | None
+    width: int
+
+
+def shape(regex: str, flags: int) -> Shape:
+    """What ``required``, ``leading`` and ``width`` say, parsing ``regex`` once, not thrice."""
+    parsed = _parser.parse(regex, flags)
+    return Shape(_required(parsed), _leading_literals(parsed), int(parsed.getwidth()[1]))
 
 
 def split_alternatives(source: str) -> list[str]:
@@ -320,6 +345,7 @@ class Finder:
             for string in ordered:
                 self.automaton.add_word(string, (len(string) - 1, string))
             self.automaton.make_automaton()
+            return  # the fallback below costs a third of a second to build: only without it
         # At each position the trie regex reports the longest string starting there; the
         # shorter ones starting there are its prefixes.
         self.regex = re.compile(f"(?=({_trie(ordered)}))")

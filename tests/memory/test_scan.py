@@ -19,7 +19,7 @@ except ImportError:  # pragma: no cover
     import sre_parse  # type: ignore[no-redef]
 
 from bench.scan_bench import adversarial_inputs, typical_entries
-from memory.scan import INVISIBLE_CHARS, MAX_WIDTH, PATTERNS, fold, normalise, scan
+from memory.scan import INVISIBLE_CHARS, MAX_WIDTH, fold, normalise, patterns, scan
 from memory.scan_prefilter import Finder, split_alternatives
 
 engine = sys.modules["memory.scan"]
@@ -121,7 +121,7 @@ def test_ordinary_facts_pass(text: str) -> None:
 
 
 def test_pattern_ids_are_unique_and_kebab_case() -> None:
-    ids = [p.id for p in PATTERNS]
+    ids = [p.id for p in patterns()]
     assert len(ids) == len(set(ids))
     assert all(re.fullmatch(r"[a-z]+(?:-[a-z]+)*", i) for i in ids)
 
@@ -234,7 +234,7 @@ def test_the_log_redactor_still_hides_credentials() -> None:
 def _every_regex(text: str) -> set[str]:
     """What a scanner without prefilter would find: every pattern on every reading."""
     readings = scan_readings.readings(text)
-    return {p.id for p in PATTERNS if any(p.regex.search(r) for r in readings)}
+    return {p.id for p in patterns() if any(p.regex.search(r) for r in readings)}
 
 
 def _corpus_texts() -> list[str]:
@@ -256,7 +256,7 @@ def test_long_texts_take_the_windowed_path_and_find_the_same() -> None:
     """Padding moves every entry past the short-text path (match attempts where a match can
     start, searches in windows around the rarest literal)."""
     pad = " ".join(row["text"] for row in _load("corpus", "benign")[:30])
-    assert len(pad) > max(4 * a.width + 128 for a in engine._ALTERNATIVES if a.width < 400)
+    assert len(pad) > max(4 * a.width + 128 for a in engine._table().alternatives if a.width < 400)
     for row in _load("corpus_wave3", "injection")[::24] + _load("corpus", "injection")[::24]:
         text = f"{pad}\n{row['text']}\n{pad}"
         assert {f.id for f in scan(text)} - {"invisible-unicode"} == _every_regex(text)
@@ -268,8 +268,8 @@ def test_folding_agrees_with_the_regex_engine_on_every_literal_character() -> No
     regex that matches."""
     bmp = "".join(chr(c) for c in range(0x10000) if not 0xD800 <= c <= 0xDFFF)
     assert len(fold(bmp)) == len(bmp)  # index for index
-    alphabet = {c for lits in engine._LISTED for c in lits} | {
-        c for a in engine._ALTERNATIVES for r in a.needs for lit in r for c in lit.text
+    alphabet = {c for lits in engine._table().listed for c in lits} | {
+        c for a in engine._table().alternatives for r in a.needs for lit in r for c in lit.text
     }
     for char in sorted(alphabet):
         for twin in re.findall(re.escape(char), bmp, re.IGNORECASE):
@@ -277,7 +277,7 @@ def test_folding_agrees_with_the_regex_engine_on_every_literal_character() -> No
 
 
 def test_the_fallback_finder_reports_the_same_occurrences() -> None:
-    strings = list(engine._LISTED)
+    strings = list(engine._table().listed)
     fast, slow = Finder(strings), Finder(strings, fast=False)
     for text in _corpus_texts()[::7]:
         folded = fold(text)
@@ -289,7 +289,7 @@ def test_alternatives_split_at_the_top_level_only() -> None:
     assert split_alternatives(r"[]|]x|y") == ["[]|]x", "y"]
 
 
-@pytest.mark.parametrize("pattern", PATTERNS, ids=lambda p: p.id)
+@pytest.mark.parametrize("pattern", patterns(), ids=lambda p: p.id)
 def test_every_match_is_bounded_in_width(pattern: Any) -> None:
     """A bounded width means a search costs at most text length x width: never quadratic."""
     assert sre_parse.parse(pattern.regex.pattern, pattern.regex.flags).getwidth()[1] <= MAX_WIDTH
@@ -358,7 +358,7 @@ def _nested_unbounded(tree: Any, inside_unbounded: bool = False) -> list[str]:
     return problems
 
 
-@pytest.mark.parametrize("pattern", PATTERNS, ids=lambda p: p.id)
+@pytest.mark.parametrize("pattern", patterns(), ids=lambda p: p.id)
 def test_patterns_have_no_nested_unbounded_repeats(pattern: Any) -> None:
     tree = sre_parse.parse(pattern.regex.pattern, pattern.regex.flags)
     assert _nested_unbounded(tree) == []
