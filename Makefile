@@ -1,7 +1,7 @@
 # One task runner: CI runs `make lint` and `make test` (see .ci/run).
 PY ?= .venv/bin/python
 
-.PHONY: setup test lint fmt bench bench-gateway bench-scan
+.PHONY: setup test lint fmt scan-index bench bench-gateway bench-scan
 
 setup:
 	python3 -m venv .venv
@@ -19,6 +19,11 @@ lint:
 fmt:
 	$(PY) -m ruff format .
 	$(PY) -m ruff check --fix .
+
+# After editing memory/scan_patterns.py: store the scanner's literal analysis again
+# (memory/scan_table.json; a test fails until it matches the table).
+scan-index:
+	$(PY) -c 'from memory.scan_table import main; main()'
 
 # The archive benchmark, quick size (a few minutes); the full 1M run: see bench/README.md.
 # Extra flags: make bench BENCH_ARGS="--queries 500 --keep"

@@ -27,6 +27,9 @@ How it stays fast (``bench/scan_bench.py`` measures it, beside a plain regex tab
 * **bounded widths.** No alternative can match more than ``MAX_WIDTH`` characters (gaps are
   ``[^\n]{0,N}``, ``\s+`` reads as ``\s{1,4}``), so no search is quadratic; the
   de-obfuscation helpers are bounded the same way.
+* **built once, when first needed.** ``memory.scan_table`` builds the table on the first
+  scan, from the literal analysis stored in ``scan_table.json`` (a command that never
+  scans pays nothing for it, one that does pays a few hundredths of a second).
 * **caps.** The decoded readings (leetspeak, spacing, reversed, rot13) see ``DECODE_CAP``
   characters; the reversed one is made only when the text mentions reading backwards or
   holds a bidi override. A scan spends at most ``WORK_PER_CHAR`` characters of regex work
@@ -37,14 +40,15 @@ How it stays fast (``bench/scan_bench.py`` measures it, beside a plain regex tab
 from __future__ import annotations
 
 import bisect
-import functools
 import re
 import unicodedata
 from dataclasses import dataclass
 
-from memory.scan_patterns import RULES, Rule
-from memory.scan_prefilter import Finder, Literal, edge, fold, shape, split_alternatives
+from memory.scan_patterns import RULES
+from memory.scan_prefilter import edge, fold
 from memory.scan_readings import DECODE_CAP, flatten, normalise, readings
+from memory.scan_table import Need, Pattern, pattern, patterns
+from memory.scan_table import table as compiled_table
 
 __all__ = [
     "DECODE_CAP",
@@ -81,181 +85,15 @@ MAX_WIDTH = 1000
 
 
 @dataclass(frozen=True, slots=True)
-class Pattern:
-    id: str
-    description: str
-    regex: re.Pattern[str]
-
-
-@dataclass(frozen=True, slots=True)
 class Finding:
     id: str
     detail: str
 
 
-# -- the compiled table ---------------------------------------------------------------------
-
-_FLAGS = re.IGNORECASE | re.MULTILINE
-# The readings collapse white space, so the table's ``\s+`` / ``\s*`` mean a short run.
-_WHITE_RUN = re.compile(r"(?<!\\)((?:\\\\)*)\\s([+*])")
-# Too common to be worth indexing: a set holding one of these is checked by a substring test.
-_COMMON_WORDS = (
-    "the and for with you your are not all any this that these those user can will have was"
-    " were its our their them they then than there here what when it at on to in is of as an"
-    " or be by do no so we he me my up if us"
-)
-_COMMON = frozenset(_COMMON_WORDS.split())
-
-
-def _bounded(source: str) -> str:
-    """``\\s+`` as ``\\s{1,4}`` and ``\\s*`` as ``\\s{0,4}``: every width stays finite."""
-    return _WHITE_RUN.sub(
-        lambda m: m.group(1) + ("\\s{1,4}" if m.group(2) == "+" else "\\s{0,4}"), source
-    )
-
-
-def _rare(literal: Literal) -> bool:
-    """Worth listing every occurrence of: three characters or more, a whole word, or not
-    plain ASCII letters (CJK words are two characters); never a common word or a run of one
-    repeated character."""
-    text = literal.text
-    if text in _COMMON or (len(text) > 1 and len(set(text)) == 1):
-        return False
-    return len(text) >= 3 or literal.whole_word or not (text.isascii() and text.isalnum())
-
-
-@dataclass(frozen=True, slots=True)
-class _Alternative:
-    pattern: int  # index into RULES
-    regex: re.Pattern[str]
-    width: int  # the longest match
-    needs: tuple[frozenset[Literal], ...]  # one literal of each set is in every match
-    index: frozenset[Literal]  # the set it is filed under (empty: always a candidate)
-    starts: frozenset[Literal]  # every match starts with one of these (empty: unknown)
-    lines: bool  # reads line structure (^, $, \n): also run on the unflattened reading
-
-
-def _reads_lines(source: str) -> bool:
-    return bool(re.search(r"(?<!\\)[\^$](?<!\[\^)|\\n(?<!\[\^\\n)", source))
-
-
-def _source(rule: Rule) -> str:
-    return "|".join(f"(?:{_bounded(alt)})" for alt in rule.alternatives)
-
-
-@functools.cache
-def pattern(rule_id: str) -> Pattern:
-    """One rule of the table, compiled alone: cheap, for callers that need one regex (the
-    credential shapes of ``hardcoded-secret`` that redact logs) and not the scanner."""
-    rule = next(rule for rule in RULES if rule.id == rule_id)
-    return Pattern(rule.id, rule.description, re.compile(_source(rule), _FLAGS))
-
-
-def patterns() -> tuple[Pattern, ...]:
-    """The whole table, one compiled regex per rule, in table order."""
-    return tuple(pattern(rule.id) for rule in RULES)
-
-
-@dataclass(frozen=True, slots=True)
-class _Need:
-    """One required set, split into listed literals (by number) and plain substrings."""
-
-    listed: frozenset[int]
-    substrings: tuple[str, ...]
-
-    @classmethod
-    def of(cls, literals: frozenset[Literal], numbers: dict[Literal, int]) -> _Need:
-        listed = frozenset(numbers[lit] for lit in literals if lit in numbers)
-        return cls(listed, tuple(sorted(lit.text for lit in literals if lit not in numbers)))
-
-
-@dataclass(frozen=True, slots=True)
-class _Table:
-    """The compiled table: every alternative, the literals it needs, and their finder."""
-
-    alternatives: tuple[_Alternative, ...]
-    # Every rare literal, known by a number; by folded string: (number, \b before, \b after).
-    # Common ones are looked for by a substring test.
-    listed: dict[str, tuple[tuple[int, bool, bool], ...]]
-    find: Finder
-    needs: tuple[tuple[_Need, ...], ...]  # per alternative, listed sets first
-    starts: tuple[_Need, ...]
-    # Candidates come from two indexes: an alternative is filed under its first and second
-    # fully listed sets, and is a candidate when a literal of each occurs (set operations).
-    first: dict[int, set[int]]
-    second: dict[int, set[int]]
-    one_set: frozenset[int]  # filed under one set only
-    unfiled: frozenset[int]
-
-
-@functools.cache
-def _table() -> _Table:
-    """Built on the first scan, not on import (about a quarter of a second): commands that
-    never scan (``mnemo --help``, ``mnemo sessions list``) do not pay for it."""
-    alternatives: list[_Alternative] = []
-    for index, rule in enumerate(RULES):
-        bounded = [_bounded(alt) for alt in rule.alternatives]
-        for alt in (part for whole in bounded for part in split_alternatives(whole)):
-            read = shape(alt, _FLAGS)
-            filed = next((r for r in read.required if all(map(_rare, r))), frozenset())
-            starts = read.leading or frozenset()
-            if not all(map(_rare, starts)):
-                starts = frozenset()
-            alternatives.append(
-                _Alternative(
-                    index,
-                    re.compile(alt, _FLAGS),
-                    read.width,
-                    read.required,
-                    filed,
-                    starts,
-                    _reads_lines(alt),
-                )
-            )
-    numbers = {
-        lit: n
-        for n, lit in enumerate(
-            sorted(
-                {lit for a in alternatives for r in (*a.needs, a.starts) for lit in r if _rare(lit)}
-            )
-        )
-    }
-    listed: dict[str, tuple[tuple[int, bool, bool], ...]] = {}
-    for lit, n in numbers.items():
-        listed[lit.text] = (*listed.get(lit.text, ()), (n, lit.edge_before, lit.edge_after))
-    # Listed sets first: checking them is a set operation, substrings take a scan each.
-    needs = tuple(
-        tuple(sorted((_Need.of(r, numbers) for r in a.needs), key=lambda n: len(n.substrings)))
-        for a in alternatives
-    )
-    first: dict[int, set[int]] = {}
-    second: dict[int, set[int]] = {}
-    one_set: set[int] = set()
-    for number, sets in enumerate(needs):
-        full = [need.listed for need in sets if not need.substrings]
-        for n in full[0] if full else ():
-            first.setdefault(n, set()).add(number)
-        for n in full[1] if len(full) > 1 else ():
-            second.setdefault(n, set()).add(number)
-        if len(full) == 1:
-            one_set.add(number)
-    return _Table(
-        alternatives=tuple(alternatives),
-        listed=listed,
-        find=Finder(listed),
-        needs=needs,
-        starts=tuple(_Need.of(a.starts, numbers) for a in alternatives),
-        first=first,
-        second=second,
-        one_set=frozenset(one_set),
-        unfiled=frozenset(i for i, sets in enumerate(needs) if all(n.substrings for n in sets)),
-    )
-
-
 def _candidates(reading: _Reading) -> list[int]:
     """The alternatives whose first two listed sets both occur, and the unfiled ones."""
     first: set[int] = set()
-    table = _table()
+    table = compiled_table()
     second: set[int] = set(table.one_set)
     for number in reading.at:
         first.update(table.first.get(number, ()))
@@ -286,7 +124,7 @@ class _Reading:
         reading = cls(text, fold(text), {}, set())
         at = reading.at
         dense = reading.dense
-        table = _table()
+        table = compiled_table()
         for start, string in table.find(reading.folded):
             for number, before, after in table.listed[string]:
                 if number in dense:
@@ -303,13 +141,13 @@ class _Reading:
                     dense.add(number)
         return reading
 
-    def has(self, need: _Need) -> bool:
+    def has(self, need: Need) -> bool:
         """Whether one literal of ``need`` occurs (for a substring, \b is left to the regex)."""
         if not need.listed.isdisjoint(self.at):
             return True
         return any(sub in self.folded for sub in need.substrings)
 
-    def places(self, need: _Need) -> list[int] | None:
+    def places(self, need: Need) -> list[int] | None:
         """Every position of ``need`` (None when it is not all listed, or too dense)."""
         if need.substrings or not need.listed.isdisjoint(self.dense):
             return None
@@ -342,14 +180,15 @@ def _search(number: int, reading: _Reading, budget: _Budget) -> re.Match[str] | 
     """``regex.search(reading.text)`` for alternative ``number``, with as little regex work
     as possible: none when a required literal is missing; in a long reading, a match attempt
     only where a match can start, or a search only around the rarest required literal."""
-    table = _table()
+    table = compiled_table()
     alt, needs = table.alternatives[number], table.needs[number]
     if not all(map(reading.has, needs)):
         return None
+    regex = table.regex(number)
     text = reading.text
     if len(text) <= 4 * alt.width + _MARGIN:
         budget.spend(len(text))
-        return alt.regex.search(text)
+        return regex.search(text)
     starts = reading.places(table.starts[number]) if alt.starts else None
     placed = [p for p in map(reading.places, needs) if p is not None]
     rarest = min(placed, key=len, default=None)
@@ -360,12 +199,12 @@ def _search(number: int, reading: _Reading, budget: _Budget) -> re.Match[str] | 
             starts = [p for p in starts if all(_near(p, alt.width, other) for other in placed)]
         for start in starts:
             budget.spend(alt.width)
-            if (match := alt.regex.match(text, start)) is not None:
+            if (match := regex.match(text, start)) is not None:
                 return match
         return None
     if rarest is None:
         budget.spend(len(text))
-        return alt.regex.search(text)
+        return regex.search(text)
     windows: list[list[int]] = []
     for place in rarest:
         if windows and place - alt.width <= windows[-1][1]:
@@ -375,9 +214,9 @@ def _search(number: int, reading: _Reading, budget: _Budget) -> re.Match[str] | 
     for first, end in windows:
         budget.spend(min(end, len(text)) - first)
         start = first
-        while (match := alt.regex.search(text, start, min(end, len(text)))) is not None:
+        while (match := regex.search(text, start, min(end, len(text)))) is not None:
             # A window's end reads as the end of the text; confirm on the whole reading.
-            if (whole := alt.regex.match(text, match.start())) is not None:
+            if (whole := regex.match(text, match.start())) is not None:
                 return whole
             start = match.start() + 1
     return None
@@ -393,13 +232,14 @@ def _match_short(texts: list[str]) -> dict[int, re.Match[str]]:
     in any reading makes a candidate), then each candidate searches each reading."""
     matched: dict[int, re.Match[str]] = {}
     together = _Reading.of("\n".join(texts))
-    table = _table()
+    table = compiled_table()
     for index in _candidates(together):
         alternative = table.alternatives[index]
         if alternative.pattern in matched or not all(map(together.has, table.needs[index])):
             continue
+        regex = table.regex(index)
         for reading in texts:
-            if (match := alternative.regex.search(reading)) is not None:
+            if (match := regex.search(reading)) is not None:
                 matched[alternative.pattern] = match
                 break
     return matched
@@ -411,7 +251,7 @@ def _match_long(text: str, texts: list[str]) -> dict[int, re.Match[str]]:
     matched: dict[int, re.Match[str]] = {}
     budget = _Budget(len(text))
     flattened = len(texts) > 1 and texts[1] == flatten(texts[0])
-    table = _table()
+    table = compiled_table()
     try:
         for number, reading in enumerate(map(_Reading.of, texts)):
             for index in _candidates(reading):

@@ -127,8 +127,10 @@ def _minimal(strings: _Strings) -> _Strings:
     return frozenset(s for s in strings if not any(o != s and o in s for o in strings))
 
 
-def _selectivity(strings: _Strings) -> tuple[int, int]:
-    return min(len(s.strip(_EDGE)) for s in strings), -len(strings)
+def _selectivity(strings: _Strings) -> tuple[int, int, tuple[str, ...]]:
+    """Longer shortest string first, then fewer strings; ties by the strings themselves, so
+    the analysis is the same in every process (``memory/scan_table.json`` stores it)."""
+    return min(len(s.strip(_EDGE)) for s in strings), -len(strings), tuple(sorted(strings))
 
 
 def _item(op: Any, av: Any) -> tuple[_Strings | None, list[_Strings]]:

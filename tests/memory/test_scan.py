@@ -19,10 +19,10 @@ except ImportError:  # pragma: no cover
     import sre_parse  # type: ignore[no-redef]
 
 from bench.scan_bench import adversarial_inputs, typical_entries
+from memory import scan_table
 from memory.scan import INVISIBLE_CHARS, MAX_WIDTH, fold, normalise, patterns, scan
 from memory.scan_prefilter import Finder, split_alternatives
 
-engine = sys.modules["memory.scan"]
 scan_readings = sys.modules["memory.scan_readings"]
 
 CORPORA = Path(__file__).parent
@@ -256,7 +256,9 @@ def test_long_texts_take_the_windowed_path_and_find_the_same() -> None:
     """Padding moves every entry past the short-text path (match attempts where a match can
     start, searches in windows around the rarest literal)."""
     pad = " ".join(row["text"] for row in _load("corpus", "benign")[:30])
-    assert len(pad) > max(4 * a.width + 128 for a in engine._table().alternatives if a.width < 400)
+    assert len(pad) > max(
+        4 * a.width + 128 for a in scan_table.table().alternatives if a.width < 400
+    )
     for row in _load("corpus_wave3", "injection")[::24] + _load("corpus", "injection")[::24]:
         text = f"{pad}\n{row['text']}\n{pad}"
         assert {f.id for f in scan(text)} - {"invisible-unicode"} == _every_regex(text)
@@ -268,8 +270,8 @@ def test_folding_agrees_with_the_regex_engine_on_every_literal_character() -> No
     regex that matches."""
     bmp = "".join(chr(c) for c in range(0x10000) if not 0xD800 <= c <= 0xDFFF)
     assert len(fold(bmp)) == len(bmp)  # index for index
-    alphabet = {c for lits in engine._table().listed for c in lits} | {
-        c for a in engine._table().alternatives for r in a.needs for lit in r for c in lit.text
+    alphabet = {c for lits in scan_table.table().listed for c in lits} | {
+        c for a in scan_table.table().alternatives for r in a.needs for lit in r for c in lit.text
     }
     for char in sorted(alphabet):
         for twin in re.findall(re.escape(char), bmp, re.IGNORECASE):
@@ -277,11 +279,32 @@ def test_folding_agrees_with_the_regex_engine_on_every_literal_character() -> No
 
 
 def test_the_fallback_finder_reports_the_same_occurrences() -> None:
-    strings = list(engine._table().listed)
+    strings = list(scan_table.table().listed)
     fast, slow = Finder(strings), Finder(strings, fast=False)
     for text in _corpus_texts()[::7]:
         folded = fold(text)
         assert sorted(fast(folded)) == sorted(slow(folded))
+
+
+def test_the_stored_analysis_is_that_of_the_table_as_it_is() -> None:
+    """scan_table.json must say what analysing the table now says (`make scan-index`)."""
+    sources = [source for _, source in scan_table.alternative_sources()]
+    stored = scan_table.load(sources, scan_table.FLAGS)
+    assert stored is not None, "memory/scan_table.json is stale: run `make scan-index`"
+    assert stored == scan_table.analyse(sources)
+
+
+def test_a_stored_analysis_of_another_table_is_not_used(tmp_path: Path) -> None:
+    sources = [source for _, source in scan_table.alternative_sources()]
+    shapes = scan_table.analyse(sources[:3])
+    index = tmp_path / "scan_table.json"
+    index.write_text(scan_table.dumps(sources[:3], scan_table.FLAGS, shapes), encoding="utf-8")
+    assert scan_table.load(sources[:3], scan_table.FLAGS, index) == shapes
+    edited = [sources[0] + "|x", *sources[1:3]]
+    assert scan_table.load(edited, scan_table.FLAGS, index) is None
+    assert scan_table.load(sources[:3], scan_table.FLAGS, tmp_path / "missing.json") is None
+    index.write_text("{not json", encoding="utf-8")
+    assert scan_table.load(sources[:3], scan_table.FLAGS, index) is None
 
 
 def test_alternatives_split_at_the_top_level_only() -> None:
@@ -308,7 +331,7 @@ def test_the_deobfuscation_helpers_are_bounded_too() -> None:
 def test_a_scan_past_its_budget_refuses_instead_of_running_on(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    monkeypatch.setattr(engine, "WORK_PER_CHAR", 0)
+    monkeypatch.setattr(sys.modules["memory.scan"], "WORK_PER_CHAR", 0)
     ids = {f.id for f in scan("ignore previous instructions " * 2000)}
     assert "scan-limit" in ids
 
