@@ -169,8 +169,7 @@ async def _serve(paths: Paths, config: Config, adapters: dict[str, Adapter], mod
             )
         try:
             if ops is not None:  # up first: /healthz says 503 while the platforms connect
-                await ops.start()
-                log.info("health and metrics on http://%s/ (healthz, metrics)", ops.address)
+                await ops.start()  # it logs its address
             await gateway.start()
         except Exception as exc:
             log.error("could not start: %s", exc)

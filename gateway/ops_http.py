@@ -120,7 +120,7 @@ class OpsServer:
             await runner.cleanup()
             raise
         self._runner = runner
-        log.info("ops endpoint on http://%s/ (healthz, metrics)", self.address)
+        log.info("health and metrics on http://%s/ (/healthz, /metrics)", self.address)
 
     async def stop(self) -> None:
         """Close the listener and any open connections; safe to call twice."""

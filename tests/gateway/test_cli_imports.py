@@ -20,7 +20,8 @@ pytestmark = pytest.mark.slow
 
 #: What `mnemo run` and `mnemo chat` need and the everyday commands must not import.
 HEAVY = frozenset(
-    {"openai", "telegram", "discord", "aiohttp", "httpx", "httpcore", "prometheus_client"}
+    {"openai", "telegram", "discord", "aiohttp", "prometheus_client"}
+    | {"httpx", "httpcore", "httpx2", "httpcore2"}  # the openai SDK's client, either generation
 )
 
 PROBE = """
