@@ -107,7 +107,7 @@ class MemoryConfig(_Section):
 
 class ModelConfig(_Section):
     base_url: HttpURL | None = None
-    """OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (None: OpenAI itself)."""
+    """OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (null: OpenAI itself)."""
     api_key_env: EnvName = "OPENAI_API_KEY"
     """Environment variable holding the API key (a local endpoint may need none)."""
     name: str = "gpt-4o-mini"
