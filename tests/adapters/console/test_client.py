@@ -50,13 +50,32 @@ class Gate:
         self._answered.set()
 
 
-@pytest.fixture
-def pipe() -> Iterator[tuple[int, int]]:
-    read, write = os.pipe()
-    yield read, write
-    for fd in (read, write):
-        with contextlib.suppress(OSError):  # closed by the test already
+def _close_if_still(fd: int, inode: int) -> None:
+    """Close ``fd`` unless the test closed it already (and its number went elsewhere)."""
+    with contextlib.suppress(OSError):
+        if os.fstat(fd).st_ino == inode:
             os.close(fd)
+
+
+@pytest.fixture(scope="module")
+def read_ends() -> Iterator[list[tuple[int, int]]]:
+    ends: list[tuple[int, int]] = []
+    yield ends
+    for fd, inode in ends:
+        _close_if_still(fd, inode)
+
+
+@pytest.fixture
+def pipe(read_ends: list[tuple[int, int]]) -> Iterator[tuple[int, int]]:
+    """A pipe for the console's input. The adapter reads on a daemon thread that may start
+    after the test (it is never joined, by design): its read end stays open until the module
+    ends, so that number cannot become the next test's pipe and that thread steal its input.
+    Closing the write end ends such a read (end of file)."""
+    read, write = os.pipe()
+    inode = os.fstat(read).st_ino
+    yield read, write
+    _close_if_still(write, inode)
+    read_ends.append((read, inode))
 
 
 @pytest.fixture
