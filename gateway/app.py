@@ -10,11 +10,10 @@ from agent_core.agent import Agent, AgentSettings
 from agent_core.compress import CompressionSettings
 from agent_core.models import Model
 from gateway.auth import Access, Auth, PairingStore
-from gateway.config import Config, Paths
+from gateway.config import Config, Paths, memory_stores
 from gateway.limits import Limits
 from gateway.metrics import Metrics
 from gateway.service import Gateway, GatewaySettings, PlatformPolicy
-from memory import MemoryLimits, MemoryStores
 from memory.archive import Archive
 from memory.skills import SkillStore
 
@@ -26,16 +25,6 @@ __all__ = [
     "gateway_settings",
     "memory_stores",
 ]
-
-
-def memory_stores(paths: Paths, config: Config) -> MemoryStores:
-    mem = config.memory
-    return MemoryStores(
-        paths.memories,
-        limits=MemoryLimits(memory=mem.memory_char_limit, user=mem.user_char_limit),
-        scope=mem.scope,
-        write_approval=mem.write_approval,
-    )
 
 
 def agent_settings(config: Config) -> AgentSettings:

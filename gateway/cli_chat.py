@@ -19,6 +19,10 @@ Either way it exits 0 once the last reply and the reviews are done (``gateway.st
 bounded by ``gateway.drain_timeout_s``); a Ctrl-C while it waits for them exits at once
 (130).
 ``--dry-run`` answers with an echo model instead of calling an endpoint.
+
+Like every ``gateway.cli_*`` module, this one imports the gateway, the agent and the model
+SDK inside the functions that use them: ``mnemo --help`` and the other commands load it
+to build the parser and should not pay for them.
 """
 
 from __future__ import annotations
@@ -32,18 +36,15 @@ import re
 import signal
 import sys
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from adapters.console import ConsoleAdapter
-from agent_core.models import Model
-from agent_core.models.openai import OpenAIModel
-from agent_core.models.scripted import ScriptedModel, echo
-from gateway.app import access, build_gateway, gateway_settings
-from gateway.auth import Access
 from gateway.cli_memory import UsageError
 from gateway.config import Config, Paths
-from gateway.service import GatewaySettings
-from memory.archive import Archive
+
+if TYPE_CHECKING:
+    from agent_core.models import Model
+    from gateway.auth import Access
+    from gateway.service import GatewaySettings
 
 __all__ = ["HISTORY_FILE", "console_access", "console_person", "console_settings", "register"]
 
@@ -64,6 +65,8 @@ def console_person(user: str | None = None) -> str:
 
 def build_model(config: Config, *, dry_run: bool, environ: dict[str, str] | None = None) -> Model:
     if dry_run:
+        from agent_core.models.scripted import ScriptedModel, echo
+
         return ScriptedModel(respond=echo, name="dry-run")
     env = os.environ if environ is None else environ
     key = env.get(config.model.api_key_env)
@@ -72,6 +75,8 @@ def build_model(config: Config, *, dry_run: bool, environ: dict[str, str] | None
             f"{config.model.api_key_env} is not set (needed to reach {config.model.name});"
             " set it, point model.base_url at a local server, or try `mnemo chat --dry-run`"
         )
+    from agent_core.models.openai import OpenAIModel
+
     return OpenAIModel(
         name=config.model.name,
         base_url=config.model.base_url,
@@ -83,6 +88,8 @@ def build_model(config: Config, *, dry_run: bool, environ: dict[str, str] | None
 
 def console_access(config: Config, user_id: str) -> Access:
     """The config's access rules, plus the console person as an admin (see above)."""
+    from gateway.app import access
+
     rules = access(config)
     return replace(
         rules,
@@ -93,6 +100,8 @@ def console_access(config: Config, user_id: str) -> Access:
 
 def console_settings(config: Config) -> GatewaySettings:
     """The config's gateway settings, with saved memory always told."""
+    from gateway.app import gateway_settings
+
     settings = gateway_settings(config)
     return replace(settings, notify="on" if settings.notify == "off" else settings.notify)
 
@@ -106,6 +115,10 @@ def _chat(args: argparse.Namespace, paths: Paths, config: Config) -> int:
 
 
 async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> int:
+    from adapters.console import ConsoleAdapter
+    from gateway.app import build_gateway
+    from memory.archive import Archive
+
     person = console_person()
     user_id = person.removeprefix("console-")
     terminal = sys.stdin.isatty() and sys.stdout.isatty()

@@ -45,10 +45,8 @@ from typing import Any, Literal
 
 from adapters.base import Forbidden, PlatformError
 from agent_core.models import ModelError, ModelInvalidResponse
-from agent_core.models.openai import OpenAIModel
-from gateway.app import memory_stores
 from gateway.cli_run import secrets_of
-from gateway.config import Config, Paths
+from gateway.config import Config, Paths, memory_stores
 from gateway.logs import Redactor
 from gateway.preflight import check_environment
 from gateway.terminal import visible
@@ -153,6 +151,8 @@ async def check_model(config: Config, environ: Mapping[str, str], timeout_s: flo
     key = environ.get(section.api_key_env) or None
     if key is None and section.base_url is None:
         return [Check("model", "fail", f"not checked: {section.api_key_env} is not set")]
+    from agent_core.models.openai import OpenAIModel
+
     started = time.monotonic()
     async with OpenAIModel(
         name=section.name,
@@ -176,13 +176,13 @@ async def check_model(config: Config, environ: Mapping[str, str], timeout_s: flo
 
 
 async def _probe_telegram(config: Config, token: str, timeout_s: float) -> str:
-    from adapters.telegram import probe  # noqa: PLC0415 - imports PTB only when enabled
+    from adapters.telegram import probe
 
     return await probe(token, base_url=config.platforms.telegram.base_url, timeout=timeout_s)
 
 
 async def _probe_discord(config: Config, token: str, timeout_s: float) -> str:
-    from adapters.discord import probe  # noqa: PLC0415 - imports discord.py only when enabled
+    from adapters.discord import probe
 
     return await probe(token, api_base=config.platforms.discord.api_base, timeout=timeout_s)
 

@@ -12,8 +12,7 @@ import json
 import sys
 from typing import Any
 
-from gateway.app import memory_stores
-from gateway.config import Config, Paths
+from gateway.config import Config, Paths, memory_stores
 from gateway.people import person_option
 from gateway.terminal import visible
 from memory import (

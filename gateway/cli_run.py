@@ -20,11 +20,9 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from adapters.base import Adapter
 from gateway import logs
-from gateway.app import access, build_gateway, gateway_settings
 from gateway.cli_chat import build_model
 from gateway.cli_memory import UsageError
 from gateway.config import (
@@ -35,9 +33,11 @@ from gateway.config import (
     TelegramConfig,
     load_config,
 )
-from gateway.ops_http import OpsServer, parse_listen
-from gateway.service import Gateway
-from memory.archive import Archive
+from gateway.ops_http import parse_listen
+
+if TYPE_CHECKING:
+    from adapters.base import Adapter
+    from gateway.service import Gateway
 
 __all__ = ["PLATFORMS", "register"]
 
@@ -45,7 +45,7 @@ log = logging.getLogger("mnemo")
 
 
 def _telegram(section: TelegramConfig, token: str, env: Mapping[str, str]) -> Adapter:
-    from adapters.telegram import TelegramAdapter  # noqa: PLC0415 - only when enabled
+    from adapters.telegram import TelegramAdapter
 
     return TelegramAdapter(
         token,
@@ -60,7 +60,7 @@ def _telegram(section: TelegramConfig, token: str, env: Mapping[str, str]) -> Ad
 
 
 def _discord(section: DiscordConfig, token: str, env: Mapping[str, str]) -> Adapter:
-    from adapters.discord import DiscordAdapter  # noqa: PLC0415 - only when enabled
+    from adapters.discord import DiscordAdapter
 
     return DiscordAdapter(
         token,
@@ -133,6 +133,10 @@ def _run(args: argparse.Namespace, paths: Paths, config: Config) -> int:
 
 
 async def _serve(paths: Paths, config: Config, adapters: dict[str, Adapter], model: Any) -> int:
+    from gateway.app import access, build_gateway, gateway_settings
+    from gateway.ops_http import OpsServer
+    from memory.archive import Archive
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for signum in (signal.SIGTERM, signal.SIGINT):
@@ -165,8 +169,7 @@ async def _serve(paths: Paths, config: Config, adapters: dict[str, Adapter], mod
             )
         try:
             if ops is not None:  # up first: /healthz says 503 while the platforms connect
-                await ops.start()
-                log.info("health and metrics on http://%s/ (healthz, metrics)", ops.address)
+                await ops.start()  # it logs its address
             await gateway.start()
         except Exception as exc:
             log.error("could not start: %s", exc)

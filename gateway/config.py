@@ -47,6 +47,7 @@ from gateway.config_checks import (
     platform_id,
     quote,
 )
+from memory import MemoryLimits, MemoryStores
 
 __all__ = [
     "AgentConfig",
@@ -66,6 +67,7 @@ __all__ = [
     "SkillsConfig",
     "TelegramConfig",
     "load_config",
+    "memory_stores",
     "resolve_paths",
 ]
 
@@ -105,7 +107,7 @@ class MemoryConfig(_Section):
 
 class ModelConfig(_Section):
     base_url: HttpURL | None = None
-    """OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (None: OpenAI itself)."""
+    """OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (null: OpenAI itself)."""
     api_key_env: EnvName = "OPENAI_API_KEY"
     """Environment variable holding the API key (a local endpoint may need none)."""
     name: str = "gpt-4o-mini"
@@ -293,6 +295,17 @@ def resolve_paths(
     if config is not None:
         return Paths(home_path, Path(config).expanduser(), explicit_config=True)
     return Paths(home_path, home_path / "config.yaml", explicit_config=False)
+
+
+def memory_stores(paths: Paths, config: Config) -> MemoryStores:
+    """Every person's curated memory, as ``config.memory`` lays it out (no I/O yet)."""
+    mem = config.memory
+    return MemoryStores(
+        paths.memories,
+        limits=MemoryLimits(memory=mem.memory_char_limit, user=mem.user_char_limit),
+        scope=mem.scope,
+        write_approval=mem.write_approval,
+    )
 
 
 def load_config(paths: Paths) -> Config:

@@ -36,7 +36,7 @@ import yaml
 from pydantic import AfterValidator
 from pydantic_core import PydanticCustomError
 
-from memory.scan import PATTERNS
+from memory.scan import pattern
 
 __all__ = [
     "PROBLEM",
@@ -66,7 +66,7 @@ PASTED = "this looks like a token itself: put the NAME of an environment variabl
 
 # memory.scan's credential table (sk-… keys, bot tokens, GitHub/AWS/Slack/Google keys,
 # private-key blocks, password=…), the same one gateway.logs redacts with
-_CREDENTIALS = next(p.regex for p in PATTERNS if p.id == "hardcoded-secret")
+_CREDENTIALS = pattern("hardcoded-secret").regex
 # a key prefix, then a long body with digits and lower case (not an upper-case NAME_LIKE_THIS):
 # sk-…, sk-proj-…, ghp_…, github_pat_…, xoxb-…, glpat-…, hf_…, gsk_…, xai-…, npm_…
 _PREFIXED = re.compile(

@@ -8,7 +8,9 @@ example`` prints it, ``deploy/config.example.yaml`` is a copy of it, and a test 
 it loads back to exactly ``Config()``.
 
 Keys are written *active* (not commented out) so editing one is changing a value; a key
-deleted from the file falls back to the same built-in default.
+deleted from the file falls back to the same built-in default. The comments speak YAML, like
+the values under them: a docstring's ``None``, ``True`` and ``False`` are written ``null``,
+``true`` and ``false``.
 """
 
 from __future__ import annotations
@@ -106,9 +108,14 @@ def _bound(item: object) -> str:
     return ""
 
 
+_YAML_WORDS = {"None": "null", "True": "true", "False": "false"}
+
+
 def _clean(text: str) -> str:
-    """One paragraph: docstring line breaks joined, reST ``literals`` as `literals`."""
-    return re.sub(r"``([^`]+)``", r"`\1`", " ".join(text.split()))
+    """One paragraph: docstring line breaks joined, reST ``literals`` as `literals`, Python's
+    constants as YAML's."""
+    text = re.sub(r"``([^`]+)``", r"`\1`", " ".join(text.split()))
+    return re.sub(r"\b(None|True|False)\b", lambda m: _YAML_WORDS[m[1]], text)
 
 
 def _wrap(text: str, depth: int) -> list[str]:

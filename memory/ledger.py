@@ -11,13 +11,16 @@ Two tables (migration m004), written through the archive's one writer:
   person can be told.
 * ``outbox`` — a reply is persisted *before* it is sent (``enqueue``, in the same
   transaction that marks its inbound rows done), then marked ``sent`` or ``failed``.
-  ``chunks_sent`` records progress through a multi-chunk reply, so a retry after flood
-  control sends only what is missing. ``pending`` lists what a restart left unsent. A row
-  of kind ``edit`` changes a message already sent (``reply_to`` names it) instead.
+  ``chunks_sent`` records progress through a multi-chunk reply, chunk by chunk as the
+  platform confirms each (``delivered``), so a retry after flood control or a restart
+  sends only what is missing. ``pending`` lists what a restart left unsent. A row of kind
+  ``edit`` changes a message already sent (``reply_to`` names it) instead.
 
 Delivery is therefore at-least-once per chunk and, with the chunk counter, duplicate-free
-except for the one chunk in flight when the process dies. Rows older than ``retention_s``
-are pruned at start-up.
+except for the one chunk in flight when the process dies: sent, but its confirmation not
+yet recorded. (Discord de-duplicates even that one for a few minutes: the adapter gives each
+chunk a nonce derived from the row. Telegram has no such key.) Rows older than
+``retention_s`` are pruned at start-up.
 """
 
 from __future__ import annotations
@@ -210,6 +213,15 @@ class Ledger:
                 "UPDATE outbox SET chunks_sent = max(chunks_sent, ?), attempts = attempts + 1,"
                 " last_error = ? WHERE id = ?",
                 (chunks_sent, error, outbox_id),
+            )
+        )
+
+    async def delivered(self, outbox_id: int, chunks_sent: int) -> None:
+        """The platform confirmed the first ``chunks_sent`` chunks of a reply."""
+        await self.archive.transact(
+            lambda db: db.execute(
+                "UPDATE outbox SET chunks_sent = max(chunks_sent, ?) WHERE id = ?",
+                (chunks_sent, outbox_id),
             )
         )
 

@@ -59,6 +59,7 @@ __all__ = [
     "INVISIBLE_CHARS",
     "MAX_WIDTH",
     "PATTERNS",
+    "pattern",
     "WORK_PER_CHAR",
     "Finding",
     "Pattern",
@@ -177,6 +178,17 @@ def _compile() -> tuple[tuple[Pattern, ...], tuple[_Alternative, ...]]:
 
 
 PATTERNS, _ALTERNATIVES = _compile()
+
+
+def pattern(finding_id: str) -> Pattern:
+    """One rule compiled alone (the credential redactors need only ``hardcoded-secret``)."""
+    for rule in RULES:
+        if rule.id == finding_id:
+            source = "|".join(f"(?:{_bounded(alt)})" for alt in rule.alternatives)
+            return Pattern(rule.id, rule.description, re.compile(source, _FLAGS))
+    raise KeyError(finding_id)
+
+
 # The finder lists every occurrence of the rare literals, each known by a number; by folded
 # string: (number, \b before, \b after). Common ones are looked for by a substring test.
 _NUMBERS = {

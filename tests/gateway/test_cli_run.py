@@ -6,12 +6,13 @@ from __future__ import annotations
 import json
 import logging
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from gateway.cli import main
-from gateway.logs import JsonFormatter, Redactor, TextFormatter
+from gateway.logs import DEMOTED, DROPPED, JsonFormatter, Redactor, TextFormatter, install
 
 
 def write_config(home: Path, text: str) -> None:
@@ -87,3 +88,47 @@ def test_json_lines_parse_and_redact_configured_and_credential_shaped_secrets() 
     assert "configured-secret-value" not in line["message"] and leaked not in line["message"]
     assert line["message"].count("[redacted]") == 2
     assert line["ts"].endswith("+00:00")
+
+
+@pytest.fixture
+def root_logging() -> Iterator[None]:
+    """``logs.install`` reconfigures the root logger: put it back afterwards."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    quiet = {name: list(logging.getLogger(name).filters) for name in DEMOTED.keys() | DROPPED}
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    for name, filters in quiet.items():
+        logging.getLogger(name).filters[:] = filters
+
+
+@pytest.mark.parametrize("level", [logging.INFO, logging.DEBUG])
+@pytest.mark.usefixtures("root_logging")
+def test_library_chatter_is_debug_and_voice_warnings_are_dropped(
+    level: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install([], level=level)
+    install([], level=level)  # twice: one filter per logger all the same
+    for name in DEMOTED:
+        quiet = [f for f in logging.getLogger(name).filters if type(f).__name__ == "_Quiet"]
+        assert len(quiet) == 1, name
+    logging.getLogger("httpx").info('HTTP Request: POST %s "HTTP/1.1 200 OK"', "http://x/getMe")
+    logging.getLogger("telegram.ext.Application").info("Application started")
+    logging.getLogger("telegram.ext.Application").info("Something else happened")
+    logging.getLogger("discord.client").warning(
+        "PyNaCl is not installed, voice will NOT be supported"
+    )
+    logging.getLogger("discord.client").warning("Application has an interaction endpoint URL")
+    lines = capsys.readouterr().err.splitlines()
+    kept = [line.split(" ", 2)[2] for line in lines]  # without the time stamp
+    expected = [
+        "INFO telegram.ext.Application: Something else happened",
+        "WARNING discord.client: Application has an interaction endpoint URL",
+    ]
+    if level == logging.DEBUG:
+        expected[:0] = [
+            'DEBUG httpx: HTTP Request: POST http://x/getMe "HTTP/1.1 200 OK"',
+            "DEBUG telegram.ext.Application: Application started",
+        ]
+    assert kept == expected

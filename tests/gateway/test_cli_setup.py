@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -9,6 +10,7 @@ from typing import Any
 import pytest
 import yaml
 
+from gateway import config_doc
 from gateway.cli import main
 from gateway.config import Config, load_config, resolve_paths
 from gateway.config_doc import commented_config, key_paths
@@ -175,6 +177,21 @@ def test_generated_config_shows_choices_bounds_and_quoted_values() -> None:
     assert "  # Turns running at once across all chats. (> 0; <= 1000)\n" in text
     assert "  notify: 'off'\n" in text  # unquoted, YAML would read false
     assert "    allowed_users: []\n" in text and "  base_url: null\n" in text
+
+
+def test_generated_comments_speak_yaml_not_python() -> None:
+    """Issue 12 §6: a comment says `null` where the value under it is null, never `None`."""
+    text = commented_config()
+    comments = [line for line in text.splitlines() if line.lstrip().startswith("#")]
+    for line in comments:
+        assert not re.search(r"\b(None|True|False)\b", line), line
+    assert "  # OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (null: OpenAI" in text
+
+
+def test_docstrings_are_translated_to_yaml_words() -> None:
+    assert config_doc._clean("``True`` turns it on; None means\n  unset") == (
+        "`true` turns it on; null means unset"
+    )
 
 
 def test_config_example_prints_the_generated_text(
