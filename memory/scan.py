@@ -59,12 +59,12 @@ __all__ = [
     "INVISIBLE_CHARS",
     "MAX_WIDTH",
     "PATTERNS",
-    "pattern",
     "WORK_PER_CHAR",
     "Finding",
     "Pattern",
     "fold",
     "normalise",
+    "pattern",
     "scan",
 ]
 
