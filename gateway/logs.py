@@ -7,7 +7,7 @@ stderr handler whose formatter redacts after formatting:
   ``[redacted]`` wherever it appears — in a URL httpx logs (``/bot<token>/getUpdates``), in
   an exception's text, in a traceback;
 - anything shaped like a credential is replaced too, with the scanner's own credential
-  patterns (``memory.scan``'s ``hardcoded-secret``: ``sk-…`` keys, Telegram bot tokens,
+  patterns (``memory.scan.scanner``'s ``hardcoded-secret``: ``sk-…`` keys, Telegram bot tokens,
   GitHub/AWS/Slack tokens, private-key blocks, ``password=…``), so a secret nobody
   configured (one a person pasted into a chat, say) is not written to disk either.
 

@@ -49,7 +49,7 @@ from adapters.base import (
     RateLimited,
 )
 from adapters.messages import OutboundMessage
-from memory.ledger import Ledger, OutboxRow, Outgoing
+from gateway.ledger import Ledger, OutboxRow, Outgoing
 
 __all__ = ["EDIT", "Delivery", "DeliveryPolicy", "Outbox"]
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
-from memory.skills import SkillChange, SkillStore
+from memory.skills.store import SkillChange, SkillStore
 from tests.e2e.stack import ADMIN, ALICE, BOB, STRANGER, Driver, long_reply, running, user_texts
 from tests.fakes.openai_server import FakeOpenAI, Text
 

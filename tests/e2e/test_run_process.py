@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 import yaml
 
+from tests import REPO_ROOT
 from tests.e2e.stack import ADMIN, ALICE, BOB, Driver
 from tests.fakes.openai_server import FakeOpenAI
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 API_KEY = "sk-test-secret-api-key-0123456789"
 
 

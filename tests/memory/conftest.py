@@ -7,13 +7,13 @@ from typing import Any
 
 import pytest
 
-from memory.archive import Archive, NewMessage, SessionSpec
-from memory.skills import SkillStore
+from memory.archive.database import Archive, NewMessage, SessionSpec
+from memory.skills.store import SkillStore
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Print the scanner's measured recall / false-positive figures at the end of a run."""
-    from tests.memory.test_scan import FIGURES
+    from tests.memory.scan.test_scan import FIGURES
 
     if FIGURES:
         terminalreporter.section("memory scanner figures")
