@@ -5,9 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
 import signal
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,8 +15,7 @@ import pytest
 from memory.archive import Archive, ArchiveError, NewMessage, scope_token
 from memory.search import Searcher
 from tests.memory.conftest import make_session, say
-
-ROOT = Path(__file__).resolve().parents[2]
+from tests.memory.zygote import Zygote
 
 
 async def test_exchange_is_stored_in_order_with_its_metadata(archive: Archive) -> None:
@@ -175,29 +174,26 @@ async def test_a_writer_killed_mid_exchange_leaves_whole_exchanges_and_consisten
     tmp_path: Path,
 ) -> None:
     path = tmp_path / "state.db"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    for round_ in range(4):
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", WRITER, str(path),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, cwd=ROOT,
-        )  # fmt: skip
-        assert proc.stdout is not None
-        assert (await proc.stdout.readline()).decode().strip() == "ready"
-        await asyncio.sleep(0.3 + 0.2 * round_)
-        proc.send_signal(signal.SIGKILL)
-        await proc.communicate()
-        assert proc.returncode == -signal.SIGKILL
-        async with await Archive.open(path) as archive:
-            assert await archive.check() == []
-            messages = await archive.messages("s1", viewer=None)
-            assert len(messages) % 3 == 0 and messages, "only whole exchanges survive"
-            for i in range(0, len(messages), 3):
-                roles = [m.role for m in messages[i : i + 3]]
-                assert roles == ["user", "tool", "assistant"]
-                numbers = {m.content.split()[1] for m in messages[i : i + 3]}
-                assert len(numbers) == 1
-            session = await archive.get_session("s1", viewer=None)
-            assert session is not None and session.message_count == len(messages)
+    rng = random.Random(4321)
+    # a forked writer appends an exchange every fraction of a millisecond and checkpoints
+    # every 100: each kill lands somewhere in a transaction or a checkpoint
+    with Zygote(tmp_path / "writers.log", "memory.archive") as zygote:
+        for _ in range(6):
+            pid = zygote.fork(WRITER, str(path))
+            await asyncio.sleep(rng.uniform(0.05, 0.25))
+            os.kill(pid, signal.SIGKILL)
+            assert zygote.wait(pid) == -signal.SIGKILL
+            async with await Archive.open(path) as archive:
+                assert await archive.check() == []
+                messages = await archive.messages("s1", viewer=None)
+                assert len(messages) % 3 == 0 and messages, "only whole exchanges survive"
+                for i in range(0, len(messages), 3):
+                    roles = [m.role for m in messages[i : i + 3]]
+                    assert roles == ["user", "tool", "assistant"]
+                    numbers = {m.content.split()[1] for m in messages[i : i + 3]}
+                    assert len(numbers) == 1
+                session = await archive.get_session("s1", viewer=None)
+                assert session is not None and session.message_count == len(messages)
 
 
 async def test_recent_sessions_carry_their_people(archive: Archive) -> None:

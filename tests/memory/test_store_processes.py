@@ -14,6 +14,7 @@ import pytest
 
 from memory import MemoryLimits, MemoryStore, MemoryTurn
 from memory.entries import join_entries, parse_entries
+from tests.memory.zygote import Zygote
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -89,23 +90,25 @@ def test_a_writer_killed_mid_write_never_leaves_a_partial_or_empty_file(tmp_path
     directory = tmp_path / "victim"
     rng = random.Random(1234)
     seen_sizes: set[int] = set()
-    for round_ in range(8):
-        proc = _spawn(directory, f"r{round_:02d}", -1, "churn")
-        time.sleep(rng.uniform(0.05, 0.4))
-        proc.send_signal(signal.SIGKILL)
-        proc.communicate(timeout=30)
-        assert proc.returncode == -signal.SIGKILL
-        path = directory / "MEMORY.md"
-        text = path.read_text(encoding="utf-8")  # strict: a torn UTF-8 write would raise
-        entries = parse_entries(text)
-        assert entries, "the file must never be empty after a kill"
-        assert join_entries(entries) == text, "the file must round-trip (no partial write)"
-        for entry in entries:
-            assert entry.endswith(("payload", "edited")), entry[-40:]
-        seen_sizes.add(len(entries))
-        leftovers = list(directory.glob(".MEMORY.md.*.tmp"))
-        for tmp in leftovers:  # a temp file may survive a kill; it must never be the real file
-            tmp.unlink()
+    # forked writers start writing at once, so each round is a few write cycles (a few ms
+    # each) and many rounds are cheap: a kill lands at another point of a write each time
+    with Zygote(tmp_path / "writers.log", "memory") as zygote:
+        for round_ in range(12):
+            pid = zygote.fork(WRITER, str(directory), f"r{round_:02d}", "-1", "churn")
+            time.sleep(rng.uniform(0.01, 0.1))
+            os.kill(pid, signal.SIGKILL)
+            assert zygote.wait(pid) == -signal.SIGKILL
+            path = directory / "MEMORY.md"
+            text = path.read_text(encoding="utf-8")  # strict: a torn UTF-8 write would raise
+            entries = parse_entries(text)
+            assert entries, "the file must never be empty after a kill"
+            assert join_entries(entries) == text, "the file must round-trip (no partial write)"
+            for entry in entries:
+                assert entry.endswith(("payload", "edited")), entry[-40:]
+            seen_sizes.add(len(entries))
+            leftovers = list(directory.glob(".MEMORY.md.*.tmp"))
+            for tmp in leftovers:  # a temp file may survive a kill; it must never be the real file
+                tmp.unlink()
     assert len(seen_sizes) > 1, "the writer should have made progress between kills"
 
 
