@@ -17,7 +17,7 @@ import pytest
 import yaml
 
 from tests.e2e.stack import ADMIN, ALICE, BOB, Driver
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import Dynamic, FakeOpenAI, Text
 
 ROOT = Path(__file__).resolve().parents[2]
 API_KEY = "sk-test-secret-api-key-0123456789"
@@ -80,15 +80,24 @@ async def test_sigterm_drains_a_running_turn_and_logs_no_secrets(
     home: Path, driver: Driver, openai: FakeOpenAI, log_format: str
 ) -> None:
     write_config(home, driver, openai, ops={"log_format": log_format})
-    async with mnemo_run(home, driver) as running:
-        await driver.dm(ALICE, "slow: 1.5")
-        for _ in range(200):
-            if openai.requests:
-                break
-            await asyncio.sleep(0.05)
-        assert openai.requests, "the turn never reached the model"
-        running.proc.send_signal(signal.SIGTERM)
-        logs = await running.finish()
+    asked, answer = asyncio.Event(), asyncio.Event()
+
+    async def thinking(body: dict[str, Any]) -> Text:
+        asked.set()
+        await answer.wait()  # the model answers once the process is draining
+        return Text("slow answer")
+
+    openai.script(Dynamic(thinking))
+    try:
+        async with mnemo_run(home, driver) as running:
+            await driver.dm(ALICE, "a question that takes a while")
+            await asyncio.wait_for(asked.wait(), 30)  # the turn reached the model
+            running.proc.send_signal(signal.SIGTERM)
+            await running.wait_log("stopping: draining running turns")
+            answer.set()
+            logs = await running.finish()
+    finally:
+        answer.set()
     assert running.proc.returncode == 0, logs
     assert await driver.replies(driver.dm_chat(ALICE), 1, within=1) == ["slow answer"]
     assert "stopped cleanly" in logs
