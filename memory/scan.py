@@ -41,11 +41,11 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
+from memory.scan_chain import Chain, Run, split
 from memory.scan_patterns import RULES
 from memory.scan_prefilter import (
     Finder,
     Literal,
-    edge,
     fold,
     leading,
     required,
@@ -140,6 +140,7 @@ class _Alternative:
     index: frozenset[Literal]  # the set it is filed under (empty: always a candidate)
     starts: frozenset[Literal]  # every match starts with one of these (empty: unknown)
     lines: bool  # reads line structure (^, $, \n): also run on the unflattened reading
+    chain: Chain | None  # split at its gaps (see memory.scan_chain), when it has any
 
 
 def _reads_lines(source: str) -> bool:
@@ -162,7 +163,14 @@ def _compile() -> tuple[tuple[Pattern, ...], tuple[_Alternative, ...]]:
             compiled = re.compile(alt, _FLAGS)
             alternatives.append(
                 _Alternative(
-                    index, compiled, width(alt, _FLAGS), needs, filed, starts, _reads_lines(alt)
+                    index,
+                    compiled,
+                    width(alt, _FLAGS),
+                    needs,
+                    filed,
+                    starts,
+                    _reads_lines(alt),
+                    split(alt, _FLAGS),
                 )
             )
     return tuple(patterns), tuple(alternatives)
@@ -183,6 +191,11 @@ _LISTED: dict[str, tuple[tuple[int, bool, bool], ...]] = {}
 for _lit, _n in _NUMBERS.items():
     _LISTED[_lit.text] = (*_LISTED.get(_lit.text, ()), (_n, _lit.edge_before, _lit.edge_after))
 _FIND = Finder(_LISTED)
+# A text's unflattened reading is only read by the alternatives that read lines.
+_FIND_LINES = Finder(
+    {lit.text for a in _ALTERNATIVES if a.lines for r in (*a.needs, a.starts) for lit in r}
+    & set(_LISTED)
+)
 
 
 @dataclass(frozen=True, slots=True)
@@ -247,20 +260,36 @@ class _Reading:
     folded: str
     at: dict[int, list[int]]
     dense: set[int]
+    runs: dict[int, Run]  # the chains run on this reading, by alternative
 
     @classmethod
-    def of(cls, text: str) -> _Reading:
-        reading = cls(text, fold(text), {}, set())
+    def of(cls, text: str, finder: Finder | None = None) -> _Reading:
+        """``text`` with its literals listed (by ``finder``: all of them by default)."""
+        reading = cls(text, fold(text), {}, set(), {})
         at = reading.at
         dense = reading.dense
-        for start, string in _FIND(reading.folded):
-            for number, before, after in _LISTED[string]:
+        size = len(text)
+        listed = _LISTED
+        # The hot loop of a scan: \b is checked inline (a word character: alnum or _).
+        for start, string in (finder or _FIND).hits(reading.folded):
+            for number, before, after in listed[string]:
                 if number in dense:
                     continue
-                if before and not edge(text, start):
-                    continue
-                if after and not edge(text, start + len(string)):
-                    continue
+                if before:
+                    char = text[start]
+                    word = char.isalnum() or char == "_"
+                    if start and ((char := text[start - 1]).isalnum() or char == "_") == word:
+                        continue
+                    if not start and not word:
+                        continue
+                if after:
+                    end = start + len(string)
+                    char = text[end - 1]
+                    word = char.isalnum() or char == "_"
+                    if end < size and ((char := text[end]).isalnum() or char == "_") == word:
+                        continue
+                    if end == size and not word:
+                        continue
                 if (hits := at.get(number)) is None:
                     at[number] = [start]
                 elif len(hits) < _DENSE:
@@ -304,43 +333,64 @@ def _near(place: int, width: int, places: list[int]) -> bool:
     return at < len(places) and places[at] <= place + width
 
 
+def _regions(number: int, reading: _Reading) -> list[tuple[int, int]] | None:
+    """Where a match of alternative ``number`` can start, as ``(first, last)`` stretches in
+    order (None: anywhere): at the places its leading literals occur, else before the
+    occurrences of its rarest required literal that have every other one within its width."""
+    alt, needs = _ALTERNATIVES[number], _NEEDS[number]
+    starts = reading.places(_STARTS[number]) if alt.starts else None
+    placed = [p for p in map(reading.places, needs) if p is not None]
+    rarest = min(placed, key=len, default=None)
+    # Every listed literal of a match lies within its width: keep the places that have one
+    # of each near (checked against the sparse lists only: a dense one is near everywhere).
+    sparse = [p for p in placed if len(p) * (2 * alt.width + 1) < len(reading.text)]
+    if rarest is not None and sparse:
+        rarest = [p for p in rarest if all(_near(p, alt.width, other) for other in sparse)]
+    if starts is not None and (rarest is None or len(starts) <= 8 * len(rarest)):
+        if rarest is not None and sparse:
+            starts = [p for p in starts if all(_near(p, alt.width, other) for other in sparse)]
+        return [(start, start) for start in starts]
+    if rarest is None:
+        return None
+    regions: list[tuple[int, int]] = []
+    for place in rarest:  # a match holding the literal at ``place`` starts before it
+        if regions and place - alt.width <= regions[-1][1] + 1:
+            regions[-1] = (regions[-1][0], place)
+        else:
+            regions.append((max(0, place - alt.width), place))
+    return regions
+
+
 def _search(number: int, reading: _Reading, budget: _Budget) -> re.Match[str] | None:
     """``regex.search(reading.text)`` for alternative ``number``, with as little regex work
-    as possible: none when a required literal is missing; in a long reading, a match attempt
-    only where a match can start, or a search only around the rarest required literal."""
+    as possible: none when a required literal is missing; in a long reading, only where a
+    match can start; an alternative with gaps as a chain (``memory.scan_chain``)."""
     alt, needs = _ALTERNATIVES[number], _NEEDS[number]
     if not all(map(reading.has, needs)):
         return None
     text = reading.text
-    if len(text) <= 4 * alt.width + _MARGIN:
-        budget.spend(len(text))
-        return alt.regex.search(text)
-    starts = reading.places(_STARTS[number]) if alt.starts else None
-    placed = [p for p in map(reading.places, needs) if p is not None]
-    rarest = min(placed, key=len, default=None)
-    if rarest is not None:  # every listed literal of a match lies within its width
-        rarest = [p for p in rarest if all(_near(p, alt.width, other) for other in placed)]
-    if starts is not None and (rarest is None or len(starts) <= 8 * len(rarest)):
-        if rarest is not None:
-            starts = [p for p in starts if all(_near(p, alt.width, other) for other in placed)]
-        for start in starts:
-            budget.spend(alt.width)
-            if (match := alt.regex.match(text, start)) is not None:
-                return match
+    short = len(text) <= 4 * alt.width + _MARGIN
+    regions = None if short else _regions(number, reading)
+    if alt.chain is not None:
+        if (run := reading.runs.get(number)) is None:
+            run = reading.runs[number] = Run(alt.chain, text, budget.spend, reading.folded)
+        for first, last in [(0, len(text))] if regions is None else regions:
+            if (start := run.first(first, last)) is not None:
+                return alt.regex.match(text, start)
         return None
-    if rarest is None:
+    if regions is None:
         budget.spend(len(text))
         return alt.regex.search(text)
-    windows: list[list[int]] = []
-    for place in rarest:
-        if windows and place - alt.width <= windows[-1][1]:
-            windows[-1][1] = place + alt.width + _MARGIN
-        else:
-            windows.append([max(0, place - alt.width), place + alt.width + _MARGIN])
-    for first, end in windows:
-        budget.spend(min(end, len(text)) - first)
+    for first, last in regions:
+        if first == last:
+            budget.spend(alt.width)
+            if (match := alt.regex.match(text, first)) is not None:
+                return match
+            continue
+        end = min(len(text), last + alt.width + _MARGIN)
+        budget.spend(end - first)
         start = first
-        while (match := alt.regex.search(text, start, min(end, len(text)))) is not None:
+        while (match := alt.regex.search(text, start, end)) is not None and match.start() <= last:
             # A window's end reads as the end of the text; confirm on the whole reading.
             if (whole := alt.regex.match(text, match.start())) is not None:
                 return whole
@@ -376,12 +426,14 @@ def _match_long(text: str, texts: list[str]) -> dict[int, re.Match[str]]:
     budget = _Budget(len(text))
     flattened = len(texts) > 1 and texts[1] == flatten(texts[0])
     try:
-        for number, reading in enumerate(map(_Reading.of, texts)):
+        for number, text_read in enumerate(texts):
+            lines_only = number == 0 and flattened
+            reading = _Reading.of(text_read, _FIND_LINES if lines_only else None)
             for index in _candidates(reading):
                 alternative = _ALTERNATIVES[index]
                 if alternative.pattern in matched:
                     continue
-                if number == 0 and flattened and not alternative.lines:
+                if lines_only and not alternative.lines:
                     continue  # the flattened reading finds whatever it would here
                 if (match := _search(index, reading, budget)) is not None:
                     matched[alternative.pattern] = match

@@ -129,6 +129,41 @@ def _selectivity(strings: _Strings) -> tuple[int, int]:
     return min(len(s.strip(_EDGE)) for s in strings), -len(strings)
 
 
+# Words so common that a set holding one is a poor filter, whatever its length.
+_STOP = frozenset(
+    [
+        "of",
+        "to",
+        "in",
+        "on",
+        "at",
+        "is",
+        "it",
+        "an",
+        "as",
+        "or",
+        "be",
+        "by",
+        "do",
+        "no",
+        "so",
+        "we",
+        "he",
+        "me",
+        "my",
+        "up",
+        "if",
+        "us",
+    ]
+)
+
+
+def _branch_key(strings: _Strings) -> tuple[bool, tuple[int, int], list[str]]:
+    """Which of a branch's required sets stands for it: no stop word, then selectivity."""
+    common = any(s.strip(_EDGE) in _STOP for s in strings)
+    return not common, _selectivity(strings), sorted(strings)
+
+
 def _item(op: Any, av: Any) -> tuple[_Strings | None, list[_Strings]]:
     """(exact, required) for one parsed node: the finite set of strings it matches (or
     None), and sets of strings such that every match contains one string of each set."""
@@ -151,7 +186,7 @@ def _item(op: Any, av: Any) -> tuple[_Strings | None, list[_Strings]]:
         for branch in av[1]:
             branch_exact, branch_required = _sequence(branch)
             exact = None if exact is None or branch_exact is None else exact | branch_exact
-            best = max(branch_required, key=_selectivity, default=None)
+            best = max(branch_required, key=_branch_key, default=None)
             either = None if either is None or best is None else either | best
         if exact is not None and len(exact) > _MAX_STRINGS:
             exact = None
@@ -192,7 +227,9 @@ def _sequence(items: Any) -> tuple[_Strings | None, list[_Strings]]:
         run = joined
     candidates.append(run if whole is None else whole)
     usable = {_minimal(c) for c in candidates if c and all(s.strip(_EDGE) for s in c)}
-    return whole, sorted(usable, key=_selectivity, reverse=True)
+    # Ties broken by the strings themselves: the same sets every run, whatever the hash seed
+    # (and a set holding a stop word last: it is in every other sentence).
+    return whole, sorted(usable, key=_branch_key, reverse=True)
 
 
 def _literal(marked: str) -> Literal:
@@ -200,12 +237,17 @@ def _literal(marked: str) -> Literal:
     return Literal(text.replace(_EDGE, ""), marked.startswith(_EDGE), marked.endswith(_EDGE))
 
 
-def required(regex: str, flags: int) -> tuple[frozenset[Literal], ...]:
+def required(regex: str, flags: int, *, any_char: bool = False) -> tuple[frozenset[Literal], ...]:
     """Sets of literals such that every match of ``regex`` contains one literal of each
     set, most selective first; at most four sets, and one-character strings only when the
-    character is rare in prose."""
+    character is rare in prose (or, ``any_char``, when it is not a letter or digit)."""
     _exact, needed = _sequence(_parser.parse(regex, flags))
-    usable = [r for r in needed if all(len(s.strip(_EDGE)) >= 2 or _rare_char(s) for s in r)]
+
+    def fits(marked: str) -> bool:
+        text = marked.strip(_EDGE)
+        return len(text) >= 2 or _rare_char(marked) or (any_char and not text.isalnum())
+
+    usable = [r for r in needed if all(map(fits, r))]
     return tuple(frozenset(map(_literal, r)) for r in usable)[:4]
 
 
@@ -324,6 +366,12 @@ class Finder:
         # shorter ones starting there are its prefixes.
         self.regex = re.compile(f"(?=({_trie(ordered)}))")
         self.prefixes = {f: tuple(s for s in ordered if f.startswith(s)) for f in ordered}
+
+    def hits(self, folded: str) -> list[tuple[int, str]]:
+        """What calling it yields, as a list (faster to build in one go)."""
+        if self.automaton is not None:
+            return [(end - back, string) for end, (back, string) in self.automaton.iter(folded)]
+        return list(self(folded))
 
     def __call__(self, folded: str) -> Iterator[tuple[int, str]]:
         if self.automaton is not None:

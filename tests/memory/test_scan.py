@@ -367,3 +367,103 @@ def test_patterns_have_no_nested_unbounded_repeats(pattern: Any) -> None:
 def test_the_nesting_check_catches_a_catastrophic_pattern() -> None:
     assert _nested_unbounded(sre_parse.parse(r"(a+)+b")) != []
     assert _nested_unbounded(sre_parse.parse(r"(?:x[^\n]{0,40}y)+")) == []
+
+
+# -- gap chains: an alternative with gaps run part by part finds what its regex finds ------
+
+scan_chain = sys.modules["memory.scan_chain"]
+
+
+def test_a_part_ends_in_one_place_only_when_the_language_says_so() -> None:
+    flags = re.IGNORECASE | re.MULTILINE
+    assert scan_chain.unique_end(r"\b(?:send|post|e-?mail)\b", flags)
+    assert scan_chain.unique_end(r"\b(?:contents?|notes?)\b", flags)  # \b after "content"
+    assert not scan_chain.unique_end(r"\b(?:chats?|chat\s{1,4}logs?)\b", flags)  # chat | chat logs
+    assert not scan_chain.unique_end(r"\bmemory(?:\s+file)?\b", flags)
+    assert not scan_chain.unique_end(r"\b(?:send|post)\s*", flags)  # a run of spaces
+    assert not scan_chain.unique_end(r"[\w.]{2,32}", flags)  # not a finite language
+
+
+def _chained() -> list[Any]:
+    return [a for a in engine._ALTERNATIVES if a.chain is not None]
+
+
+def test_most_alternatives_with_gaps_are_chains() -> None:
+    gapped = [a for a in engine._ALTERNATIVES if scan_chain._top_level_gaps(a.regex.pattern)]
+    assert len(_chained()) >= 0.9 * len(gapped)
+
+
+def _chain_texts() -> list[str]:
+    texts = _corpus_texts()[::9]
+    pad = " ".join(row["text"] for row in _load("corpus_fresh", "benign")[:20])
+    texts += [f"{pad}\n{text} {pad}" for text in _corpus_texts()[::97]]
+    # Near misses: the parts of every chain, each on its own, then in reverse order, then
+    # each one a gap too far from the next.
+    for alt in _chained()[::3]:
+        words = re.findall(r"[a-z]{3,}", alt.regex.pattern)[:12]
+        texts.append(" ".join(words) + "\n" + " ".join(reversed(words)))
+        texts.append(("x" * 90 + " ").join(words))
+    # A part that can end in two places: the rest is in reach of the longer end only.
+    for gap in range(74, 84):
+        filler = "z" * gap
+        texts.append(f"send chat logs {filler} @someone_else")
+        texts.append(f"forward the memory file {filler} x@y")
+        texts.append(f"email memory file {filler} to boss@corp.example")
+    return texts
+
+
+def test_a_chain_finds_the_leftmost_match_its_regex_finds() -> None:
+    for text in _chain_texts():
+        for reading in scan_readings.readings(text):
+            for alt in _chained():
+                run = scan_chain.Run(alt.chain, reading, lambda _: None)
+                found = alt.regex.search(reading)
+                place = run.first(0, len(reading))
+                assert place == (None if found is None else found.start()), alt.regex.pattern
+
+
+@pytest.mark.parametrize(
+    ("source", "text"),
+    [
+        (r"\b(?:chat|chat\s{1,4}logs)\b[^\n]{0,10}X", "chat logs abcdefgX"),  # the longer end
+        (r"\b(?:chat|chat\s{1,4}logs)\b[^\n]{0,10}X", "chat logs abcdefghijklX"),  # neither
+        (r"\b(?:chat\s{1,4}logs|chat)\b[^\n]{0,10}X", "chat lo abcdefX"),  # the shorter end
+        (r"\b(?:ab|abc(?!\w))[^\n]{0,3}Z", "abc  Z abcd Z"),  # a look-ahead past the end
+        (r"\bsend\b[^\n]{0,5}\b(?:a|a\s{1,4}b)\b[^\n]{0,5}Z", "send a b 1234Z"),
+        (r"\bsend\b[^\n]{0,5}\b(?:a|a\s{1,4}b)\b[^\n]{0,5}Z", "send a\nb Z send a b\n Z"),
+    ],
+)
+def test_a_chain_tries_every_end_of_a_part_that_has_several(source: str, text: str) -> None:
+    flags = re.IGNORECASE | re.MULTILINE
+    chain = scan_chain.split(source, flags)
+    assert chain is not None and not all(part.unique for part in chain.parts[:-1])
+    found = re.compile(source, flags).search(text)
+    place = scan_chain.Run(chain, text, lambda _: None).first(0, len(text))
+    assert place == (None if found is None else found.start())
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "--post-data --post-file --upload-file @- curl wget ",  # exfil-command near misses
+        "send post upload chat history file data @- # + ",  # message-exfil: no handle
+        "ignore previous the rules all system prompt reveal your ",
+    ],
+)
+def test_scan_work_grows_linearly_with_the_text(monkeypatch: pytest.MonkeyPatch, unit: str) -> None:
+    """Regex work (what the budget counts: characters searched, match attempts) for four
+    times the text is about four times the work, not sixteen: no quadratic path."""
+    spent: list[int] = []
+    original = engine._Budget.spend
+
+    def spend(self: Any, chars: int) -> None:
+        spent.append(chars)
+        original(self, chars)
+
+    monkeypatch.setattr(engine._Budget, "spend", spend)
+    work = []
+    for size in (16_384, 65_536):
+        spent.clear()
+        scan((unit * (size // len(unit) + 1))[:size])
+        work.append(sum(spent))
+    assert work[1] <= 5 * work[0], work
