@@ -64,8 +64,10 @@ async def test_a_piped_conversation_with_memory_commands_and_resume(home: Path) 
         assert any("my name is Ada" in line for line in lines)  # /search found the first turn
         assert lines[-1].startswith("reply ")
         requests = len(server.requests)
-        # the next run resumes the same session, with the same system prompt
-        code, out, err = await chat(home, "and again\n")
+        # the next run resumes the same session, with the same system prompt; then /new
+        # starts a fresh session whose prompt carries the saved profile, in the words every
+        # platform uses
+        code, out, err = await chat(home, "and again\n/new\nhello\n")
         assert code == 0, err
         first, later = (
             server.requests[0].body["messages"],
@@ -73,11 +75,10 @@ async def test_a_piped_conversation_with_memory_commands_and_resume(home: Path) 
         )
         assert later[0] == first[0]
         assert any("my name is Ada" in str(m.get("content")) for m in later)
-        # /new starts a fresh session whose prompt carries the saved profile, in the words
-        # every platform uses
-        code, out, err = await chat(home, "/new\nhello\n")
-        assert code == 0 and out.startswith("Fresh start (session ")
+        resumed, fresh = out.split("Fresh start (session ", 1)
+        assert resumed.startswith("reply ") and fresh.rstrip().endswith("reply 2")
         assert "Name: Ada" in server.requests[-1].body["messages"][0]["content"]
+        assert "Name: Ada" not in first[0]["content"]  # it was saved after that prompt
     async with await Archive.open(home / "state.db") as archive:
         sessions = await archive.sessions(viewer=console_person())
         assert len(sessions) == 2 and sessions[1].title == "my name is Ada"
