@@ -2,6 +2,10 @@
 PY ?= .venv/bin/python
 # pytest-xdist workers: one per core. `make test PYTEST_WORKERS=0` runs in one process.
 PYTEST_WORKERS ?= auto
+# Some environments set this; then each of the ~40 Python processes the suite starts
+# compiles the project again (~0.1 s of CPU each) and every pytest worker re-rewrites
+# every test module (~2.5 s each). __pycache__/ is ignored by git.
+unexport PYTHONDONTWRITEBYTECODE
 
 .PHONY: setup test test-fast lint fmt bench bench-gateway bench-scan
 
