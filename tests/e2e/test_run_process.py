@@ -21,6 +21,7 @@ from tests.fakes.openai_server import Dynamic, FakeOpenAI, Text
 
 ROOT = Path(__file__).resolve().parents[2]
 API_KEY = "sk-test-secret-api-key-0123456789"
+pytestmark = pytest.mark.slow  # every test starts mnemo run as a process
 
 
 def write_config(home: Path, driver: Driver, openai: FakeOpenAI, **changes: Any) -> None:

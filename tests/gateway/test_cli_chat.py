@@ -40,6 +40,7 @@ async def chat(
     return proc.returncode, out.decode(), err.decode()
 
 
+@pytest.mark.slow
 async def test_a_piped_conversation_with_memory_commands_and_resume(home: Path) -> None:
     def respond(body: dict[str, object]) -> Text | ToolCalls:
         messages = body["messages"]
@@ -87,6 +88,7 @@ async def test_a_piped_conversation_with_memory_commands_and_resume(home: Path) 
         assert len(sessions) == 2 and sessions[1].title == "my name is Ada"
 
 
+@pytest.mark.slow
 async def test_dry_run_needs_no_endpoint_and_a_named_session_resumes(home: Path) -> None:
     code, out, _ = await chat(home, "ping\n", "--dry-run")
     assert code == 0 and out == "(dry run) you said: ping\n"
@@ -113,6 +115,7 @@ def test_without_a_key_chat_is_one_clear_line(
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 async def test_model_output_cannot_drive_the_terminal(home: Path) -> None:
     hostile = "fine\x1b[2J\x1b]0;pwned\x07 \u202eexe.txt"
     async with FakeOpenAI(default=Text(hostile)) as server:
@@ -127,6 +130,7 @@ async def test_model_output_cannot_drive_the_terminal(home: Path) -> None:
     assert out.startswith("fine<U+001B>[2J")
 
 
+@pytest.mark.slow
 async def test_lines_are_answered_one_at_a_time_in_order(home: Path) -> None:
     """The gateway merges messages that arrive during a turn; a piped script must not be
     merged: the console hands over a line only once the one before is answered."""
@@ -153,6 +157,7 @@ async def test_lines_are_answered_one_at_a_time_in_order(home: Path) -> None:
     assert len(server.requests) == 3
 
 
+@pytest.mark.slow
 async def test_a_broken_endpoint_is_one_line_and_the_console_keeps_reading(home: Path) -> None:
     page = "<!doctype html>\n<html><body>\x1b[2JSign in to the proxy</body></html>"
     async with FakeOpenAI(default=Text("back again")) as server:
@@ -175,6 +180,7 @@ async def test_a_broken_endpoint_is_one_line_and_the_console_keeps_reading(home:
     assert "hello?" in str(server.requests[-1].body["messages"])
 
 
+@pytest.mark.slow
 async def test_sessions_the_old_console_started_resume(home: Path) -> None:
     """Before the console was an adapter it keyed sessions ``console:dm:<person>[:<name>]``
     with the person as the chat: the same key now, so they carry on."""
