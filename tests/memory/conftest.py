@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +11,7 @@ import pytest
 
 from memory.archive import Archive, NewMessage, SessionSpec
 from memory.skills import SkillStore
+from tests.memory.zygote import Zygote
 
 FIGURE = "memory scanner figure"
 
@@ -40,6 +42,23 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
         terminalreporter.section("memory scanner figures")
         for line in lines:
             terminalreporter.write_line(line)
+
+
+# -- writer processes ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def _zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zygote]:
+    log = tmp_path_factory.mktemp("writers") / "stderr.log"
+    with Zygote(log, "memory", "memory.archive", "memory.skills") as zygote:
+        yield zygote
+
+
+@pytest.fixture
+def writers(_zygote: Zygote) -> Iterator[Zygote]:
+    """Writer processes forked from one interpreter per test process (see zygote.py)."""
+    yield _zygote
+    _zygote.reap()  # none outlives its test
 
 
 # -- archive fixtures ----------------------------------------------------------------------

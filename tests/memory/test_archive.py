@@ -171,29 +171,28 @@ asyncio.run(main(sys.argv[1]))
 
 @pytest.mark.slow
 async def test_a_writer_killed_mid_exchange_leaves_whole_exchanges_and_consistent_indexes(
-    tmp_path: Path,
+    tmp_path: Path, writers: Zygote
 ) -> None:
     path = tmp_path / "state.db"
     rng = random.Random(4321)
     # a forked writer appends an exchange every fraction of a millisecond and checkpoints
     # every 100: each kill lands somewhere in a transaction or a checkpoint
-    with Zygote(tmp_path / "writers.log", "memory.archive") as zygote:
-        for _ in range(6):
-            pid = zygote.fork(WRITER, str(path))
-            await asyncio.sleep(rng.uniform(0.05, 0.25))
-            os.kill(pid, signal.SIGKILL)
-            assert zygote.wait(pid) == -signal.SIGKILL
-            async with await Archive.open(path) as archive:
-                assert await archive.check() == []
-                messages = await archive.messages("s1", viewer=None)
-                assert len(messages) % 3 == 0 and messages, "only whole exchanges survive"
-                for i in range(0, len(messages), 3):
-                    roles = [m.role for m in messages[i : i + 3]]
-                    assert roles == ["user", "tool", "assistant"]
-                    numbers = {m.content.split()[1] for m in messages[i : i + 3]}
-                    assert len(numbers) == 1
-                session = await archive.get_session("s1", viewer=None)
-                assert session is not None and session.message_count == len(messages)
+    for _ in range(6):
+        pid = writers.start(WRITER, str(path))
+        await asyncio.sleep(rng.uniform(0.05, 0.25))
+        os.kill(pid, signal.SIGKILL)
+        assert writers.wait(pid) == -signal.SIGKILL
+        async with await Archive.open(path) as archive:
+            assert await archive.check() == []
+            messages = await archive.messages("s1", viewer=None)
+            assert len(messages) % 3 == 0 and messages, "only whole exchanges survive"
+            for i in range(0, len(messages), 3):
+                roles = [m.role for m in messages[i : i + 3]]
+                assert roles == ["user", "tool", "assistant"]
+                numbers = {m.content.split()[1] for m in messages[i : i + 3]}
+                assert len(numbers) == 1
+            session = await archive.get_session("s1", viewer=None)
+            assert session is not None and session.message_count == len(messages)
 
 
 async def test_recent_sessions_carry_their_people(archive: Archive) -> None:

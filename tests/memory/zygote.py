@@ -12,9 +12,11 @@ line (``ready``, once it is writing) and then closed: writers print nothing else
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import select
+import signal
 import subprocess
 import sys
 import time
@@ -69,13 +71,15 @@ for line in sys.stdin:
 
 
 class Zygote:
-    """``with Zygote(log, "memory") as zygote: pid = zygote.fork(SCRIPT, *argv)``: the
-    script runs in a forked child and must print ``ready`` once it is writing; the test
-    kills ``pid`` itself and collects the exit code with ``zygote.wait(pid)``. The
-    zygote's and the writers' stderr go to ``log``."""
+    """``with Zygote(log, "memory") as zygote: pid = zygote.start(SCRIPT, *argv)``: the
+    script runs in a forked child and prints ``ready`` once it is writing; the test kills
+    ``pid`` itself and collects the exit code with ``zygote.wait(pid)``. ``run`` forks a
+    script and waits for its end. The zygote's and the writers' stderr go to ``log``.
+    tests/memory/conftest.py shares one per test process (fixture ``writers``)."""
 
     def __init__(self, log: Path, *preload: str) -> None:
         self.log = log
+        self.running: set[int] = set()
         with log.open("ab") as stderr:
             self.proc = subprocess.Popen(
                 [sys.executable, "-c", SOURCE, *preload],
@@ -97,34 +101,57 @@ class Zygote:
         exc: BaseException | None,
         tb: TracebackType | None,
     ) -> None:
-        assert self.proc.stdin is not None
-        self.proc.stdin.close()  # the zygote's loop ends
         try:
-            self.proc.wait(timeout=DEADLINE_S)
+            self.reap()
         finally:
-            if self.proc.returncode is None:
-                self.proc.kill()
-                self.proc.wait()
-            assert self.proc.stdout is not None
-            self.proc.stdout.close()
+            assert self.proc.stdin is not None
+            self.proc.stdin.close()  # the zygote's loop ends
+            try:
+                self.proc.wait(timeout=DEADLINE_S)
+            finally:
+                if self.proc.returncode is None:
+                    self.proc.kill()
+                    self.proc.wait()
+                assert self.proc.stdout is not None
+                self.proc.stdout.close()
 
-    def fork(self, script: str, *argv: str) -> int:
+    def start(self, script: str, *argv: str) -> int:
         """Start ``script`` with ``argv``; its pid, once it printed ``ready``."""
-        self._send("fork " + json.dumps({"script": script, "argv": list(argv)}))
-        forked, pid, said = self._line().split(" ", 2)
-        assert forked == "forked", forked
+        pid, said = self._fork(script, argv)
         if said != "ready":
-            raise AssertionError(
-                f"the writer said {said!r}, not ready; stderr:\n{self.log.read_text()}"
-            )
-        return int(pid)
+            self.reap()
+            raise AssertionError(f"the writer said {said!r}, not ready; {self.stderr()}")
+        return pid
+
+    def run(self, script: str, *argv: str) -> int:
+        """Run ``script`` with ``argv`` to its end; its exit code (see ``wait``)."""
+        pid, _said = self._fork(script, argv)
+        return self.wait(pid)
 
     def wait(self, pid: int) -> int:
         """The writer's exit code as ``subprocess`` gives it: ``-N`` if signal N ended it."""
         self._send(f"wait {pid}")
         line = self._line()
         assert line.startswith(f"exited {pid} "), line
+        self.running.discard(pid)
         return int(line.split()[2])
+
+    def reap(self) -> None:
+        """Kill and collect every writer still running (a test that failed half-way)."""
+        for pid in sorted(self.running):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            self.wait(pid)
+
+    def stderr(self) -> str:
+        return "stderr of the zygote and its writers:\n" + self.log.read_text(errors="replace")
+
+    def _fork(self, script: str, argv: tuple[str, ...]) -> tuple[int, str]:
+        self._send("fork " + json.dumps({"script": script, "argv": list(argv)}))
+        forked, pid, said = self._line().split(" ", 2)
+        assert forked == "forked", forked
+        self.running.add(int(pid))
+        return int(pid), said
 
     def _send(self, line: str) -> None:
         assert self.proc.stdin is not None
@@ -141,9 +168,7 @@ class Zygote:
             chunk = os.read(fd, 65536) if readable else b""
             if not chunk:
                 why = "ended" if readable else f"printed nothing for {DEADLINE_S:.0f}s"
-                raise AssertionError(
-                    f"the zygote {why}; its stderr:\n{self.log.read_text(errors='replace')}"
-                )
+                raise AssertionError(f"the zygote {why}; {self.stderr()}")
             self._buffer += chunk
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line.decode()
