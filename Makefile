@@ -1,15 +1,27 @@
 # One task runner: CI runs `make lint` and `make test` (see .ci/run).
 PY ?= .venv/bin/python
+# pytest-xdist workers: one per core. `make test PYTEST_WORKERS=0` runs in one process.
+PYTEST_WORKERS ?= auto
+# Some environments set this; then each of the ~40 Python processes the suite starts
+# compiles the project again (~0.1 s of CPU each) and every pytest worker re-rewrites
+# every test module (~2.5 s each). __pycache__/ is ignored by git.
+unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup test lint fmt bench bench-gateway bench-scan bench-cli
+.PHONY: setup test test-fast lint fmt bench bench-gateway bench-scan bench-cli
 
 setup:
 	python3 -m venv .venv
 	$(PY) -m pip install --upgrade pip
 	$(PY) -m pip install -e '.[dev]'
 
+# Everything, in parallel; the ten slowest tests are listed so a slow one gets noticed.
 test:
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) --durations=10
+
+# The edit-run loop: everything but the tests marked slow (real processes, long property
+# runs). CI runs `make test`.
+test-fast:
+	$(PY) -m pytest -q -n $(PYTEST_WORKERS) -m "not slow"
 
 lint:
 	$(PY) -m ruff check .

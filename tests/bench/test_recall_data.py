@@ -61,6 +61,7 @@ def _words(text: str) -> set[str]:
     return {w[:4] for w in re.findall(r"[^\W\d_]+", text.lower()) if w not in STOP}
 
 
+@pytest.mark.slow
 def test_the_same_arguments_give_the_same_data_set() -> None:
     for bank in BANKS:
         assert generate(bank=bank, seed=3) == generate(bank=bank, seed=3)

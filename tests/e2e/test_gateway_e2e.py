@@ -8,20 +8,31 @@ from __future__ import annotations
 
 import asyncio
 from pathlib import Path
+from typing import Any
 
 from memory.skills.store import SkillChange, SkillStore
 from tests.e2e.stack import ADMIN, ALICE, BOB, STRANGER, Driver, long_reply, running, user_texts
-from tests.fakes.openai_server import FakeOpenAI, Text
+from tests.fakes.openai_server import Dynamic, FakeOpenAI, Text
 
 QUIET_S = 0.4  # how long "nothing more arrives" is watched for
 
 
 async def test_dm_round_trip(home: Path, driver: Driver, openai: FakeOpenAI) -> None:
+    chat = driver.dm_chat(ALICE)
+
+    async def once_typing_shows(body: dict[str, Any]) -> Text:
+        for _ in range(1000):  # a bound (10 s), not a measure
+            if driver.typing_shown(chat):
+                return Text("slow answer")
+            await asyncio.sleep(0.01)
+        return Text("typing was never shown")
+
     async with running(home, driver, openai):
         await driver.dm(ALICE, "hello there")
-        assert await driver.replies(driver.dm_chat(ALICE), 1) == ["echo: hello there"]
-        await driver.dm(ALICE, "slow: 0.8")  # long enough for "typing…"
-        assert await driver.replies(driver.dm_chat(ALICE), 2) == [
+        assert await driver.replies(chat, 1) == ["echo: hello there"]
+        openai.script(Dynamic(once_typing_shows))  # a turn long enough for "typing…"
+        await driver.dm(ALICE, "a question that takes a while")
+        assert await driver.replies(chat, 2) == [
             "echo: hello there",
             "slow answer",
         ]

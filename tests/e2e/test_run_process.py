@@ -19,10 +19,11 @@ import yaml
 
 from tests import REPO_ROOT
 from tests.e2e.stack import ADMIN, ALICE, BOB, Driver
-from tests.fakes.openai_server import FakeOpenAI
+from tests.fakes.openai_server import Dynamic, FakeOpenAI, Text
 
 ROOT = REPO_ROOT
 API_KEY = "sk-test-secret-api-key-0123456789"
+pytestmark = pytest.mark.slow  # every test starts mnemo run as a process
 
 
 def write_config(home: Path, driver: Driver, openai: FakeOpenAI, **changes: Any) -> None:
@@ -82,15 +83,24 @@ async def test_sigterm_drains_a_running_turn_and_logs_no_secrets(
     home: Path, driver: Driver, openai: FakeOpenAI, log_format: str
 ) -> None:
     write_config(home, driver, openai, ops={"log_format": log_format})
-    async with mnemo_run(home, driver) as running:
-        await driver.dm(ALICE, "slow: 1.5")
-        for _ in range(200):
-            if openai.requests:
-                break
-            await asyncio.sleep(0.05)
-        assert openai.requests, "the turn never reached the model"
-        running.proc.send_signal(signal.SIGTERM)
-        logs = await running.finish()
+    asked, answer = asyncio.Event(), asyncio.Event()
+
+    async def thinking(body: dict[str, Any]) -> Text:
+        asked.set()
+        await answer.wait()  # the model answers once the process is draining
+        return Text("slow answer")
+
+    openai.script(Dynamic(thinking))
+    try:
+        async with mnemo_run(home, driver) as running:
+            await driver.dm(ALICE, "a question that takes a while")
+            await asyncio.wait_for(asked.wait(), 30)  # the turn reached the model
+            running.proc.send_signal(signal.SIGTERM)
+            await running.wait_log("stopping: draining running turns")
+            answer.set()
+            logs = await running.finish()
+    finally:
+        answer.set()
     assert running.proc.returncode == 0, logs
     assert await driver.replies(driver.dm_chat(ALICE), 1, within=1) == ["slow answer"]
     assert "stopped cleanly" in logs
@@ -102,49 +112,44 @@ async def test_sigterm_drains_a_running_turn_and_logs_no_secrets(
         assert any("stopped cleanly" in line["message"] for line in lines)
 
 
-async def test_sighup_reloads_the_allowlist_without_dropping_sessions(
+async def test_sighup_reloads_the_allowlist_and_refuses_a_pasted_token_without_logging_it(
     home: Path, driver: Driver, openai: FakeOpenAI
 ) -> None:
-    write_config(home, driver, openai, platform={"allowed_users": [str(ALICE)]})
+    """SIGHUP reloads the allowlist without dropping sessions. A later SIGHUP with a token
+    pasted into token_env is refused, logged (JSON) without the token, and what was loaded
+    before stays in force. (One process for both: each start costs about 2 s of CPU.)
+
+    The pasted token is not the bot's own (that one the redactor knows) and not shaped like
+    a Telegram token the redactor's pattern knows: only the loader keeps it out of the log."""
+    pasted = "987654321:XYZdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
+    both = [str(ALICE), str(BOB)]
+    json_logs = {"log_format": "json"}
+    write_config(home, driver, openai, ops=json_logs, platform={"allowed_users": [str(ALICE)]})
     async with mnemo_run(home, driver) as running:
         await driver.dm(ALICE, "before")
         await driver.replies(driver.dm_chat(ALICE), 1)
         await driver.dm(BOB, "let me in")
         [offer] = await driver.replies(driver.dm_chat(BOB), 1)
         assert "pairing code" in offer
-        write_config(home, driver, openai, platform={"allowed_users": [str(ALICE), str(BOB)]})
+        write_config(home, driver, openai, ops=json_logs, platform={"allowed_users": both})
         running.proc.send_signal(signal.SIGHUP)
         await running.wait_log("reloaded allowlists")
         await driver.dm(BOB, "and now?")
         await driver.dm(ALICE, "after")
         assert (await driver.replies(driver.dm_chat(BOB), 2))[1] == "echo: and now?"
         assert (await driver.replies(driver.dm_chat(ALICE), 2))[1] == "echo: after"
-        running.proc.send_signal(signal.SIGTERM)
-        await running.finish()
-    assert running.proc.returncode == 0
-    # Alice's session went on: both of her turns are in one session
-    alice = [r.body["messages"] for r in openai.requests if "after" in str(r.body)]
-    assert "before" in str(alice[-1])
-
-
-async def test_a_reload_refused_for_a_pasted_token_never_logs_it(
-    home: Path, driver: Driver, openai: FakeOpenAI
-) -> None:
-    """SIGHUP with a token pasted into token_env: refused, logged (JSON) without the token.
-
-    Not the bot's own token (that one the redactor knows) and not shaped like a Telegram
-    token the redactor's pattern knows: only the loader keeps this one out of the log."""
-    pasted = "987654321:XYZdqTcvCH1vGWJxfSeofSAs0K5PALDsaw"
-    write_config(home, driver, openai, ops={"log_format": "json"})
-    async with mnemo_run(home, driver) as running:
-        write_config(
-            home, driver, openai, ops={"log_format": "json"}, platform={"token_env": pasted}
-        )
+        refused_file = {"allowed_users": [str(ALICE)], "token_env": pasted}  # Bob out again
+        write_config(home, driver, openai, ops=json_logs, platform=refused_file)
         running.proc.send_signal(signal.SIGHUP)
         await running.wait_log("reload refused")
+        await driver.dm(BOB, "still in?")  # nothing of the refused file was applied
+        assert (await driver.replies(driver.dm_chat(BOB), 3))[2] == "echo: still in?"
         running.proc.send_signal(signal.SIGTERM)
         logs = await running.finish()
     assert running.proc.returncode == 0, logs
+    # Alice's session went on: both of her turns are in one session
+    alice = [r.body["messages"] for r in openai.requests if "after" in str(r.body)]
+    assert "before" in str(alice[-1])
     [refused] = [
         json.loads(line)["message"] for line in logs.splitlines() if "reload refused" in line
     ]

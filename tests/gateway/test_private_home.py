@@ -21,6 +21,7 @@ def test_the_first_pairing_request_makes_a_private_home(tmp_path: Path) -> None:
     assert_private(tmp_path / "srv")
 
 
+@pytest.mark.slow
 @pytest.mark.usefixtures("umask")
 async def test_chat_dry_run_in_a_new_home_keeps_it_private(tmp_path: Path) -> None:
     home = tmp_path / "new" / "home"

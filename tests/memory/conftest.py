@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -9,16 +11,54 @@ import pytest
 
 from memory.archive.database import Archive, NewMessage, SessionSpec
 from memory.skills.store import SkillStore
+from tests.memory.zygote import Zygote
+
+FIGURE = "memory scanner figure"
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Figures travel with the report of the test that measured them: under pytest-xdist
+    the tests run in workers and only the reports reach the process that prints."""
+    report = yield
+    scan_tests = sys.modules.get("tests.memory.scan.test_scan")
+    if call.when == "call" and scan_tests is not None:
+        figures: dict[str, str] = scan_tests.FIGURES
+        report.user_properties += [(FIGURE, f"{k}: {line}") for k, line in figures.items()]
+        figures.clear()
+    return report
 
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     """Print the scanner's measured recall / false-positive figures at the end of a run."""
-    from tests.memory.scan.test_scan import FIGURES
-
-    if FIGURES:
+    lines = sorted(
+        value
+        for reports in terminalreporter.stats.values()
+        for report in reports
+        for name, value in getattr(report, "user_properties", ())
+        if name == FIGURE
+    )
+    if lines:
         terminalreporter.section("memory scanner figures")
-        for corpus, line in sorted(FIGURES.items()):
-            terminalreporter.write_line(f"{corpus}: {line}")
+        for line in lines:
+            terminalreporter.write_line(line)
+
+
+# -- writer processes ----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def _zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zygote]:
+    log = tmp_path_factory.mktemp("writers") / "stderr.log"
+    with Zygote(log, "memory", "memory.archive.database", "memory.skills.store") as zygote:
+        yield zygote
+
+
+@pytest.fixture
+def writers(_zygote: Zygote) -> Iterator[Zygote]:
+    """Writer processes forked from one interpreter per test process (see zygote.py)."""
+    yield _zygote
+    _zygote.reap()  # none outlives its test
 
 
 # -- archive fixtures ----------------------------------------------------------------------

@@ -8,7 +8,10 @@ import os
 import sys
 from pathlib import Path
 
+import pytest
+
 from agent_core.models.scripted import ScriptedModel, echo
+from gateway.cli import main
 from gateway.cli.chat import console_person
 from gateway.config.schema import Config, Paths
 from gateway.wiring import build_agent
@@ -38,6 +41,7 @@ async def chat(
     return proc.returncode, out.decode(), err.decode()
 
 
+@pytest.mark.slow
 async def test_a_piped_conversation_with_memory_commands_and_resume(home: Path) -> None:
     def respond(body: dict[str, object]) -> Text | ToolCalls:
         messages = body["messages"]
@@ -65,8 +69,10 @@ async def test_a_piped_conversation_with_memory_commands_and_resume(home: Path) 
         assert any("my name is Ada" in line for line in lines)  # /search found the first turn
         assert lines[-1].startswith("reply ")
         requests = len(server.requests)
-        # the next run resumes the same session, with the same system prompt
-        code, out, err = await chat(home, "and again\n")
+        # the next run resumes the same session, with the same system prompt; then /new
+        # starts a fresh session whose prompt carries the saved profile, in the words every
+        # platform uses
+        code, out, err = await chat(home, "and again\n/new\nhello\n")
         assert code == 0, err
         first, later = (
             server.requests[0].body["messages"],
@@ -74,17 +80,17 @@ async def test_a_piped_conversation_with_memory_commands_and_resume(home: Path) 
         )
         assert later[0] == first[0]
         assert any("my name is Ada" in str(m.get("content")) for m in later)
-        # /new starts a fresh session whose prompt carries the saved profile, in the words
-        # every platform uses
-        code, out, err = await chat(home, "/new\nhello\n")
-        assert code == 0 and out.startswith("Fresh start (session ")
+        resumed, fresh = out.split("Fresh start (session ", 1)
+        assert resumed.startswith("reply ") and fresh.rstrip().endswith("reply 2")
         assert "Name: Ada" in server.requests[-1].body["messages"][0]["content"]
+        assert "Name: Ada" not in first[0]["content"]  # it was saved after that prompt
     async with await Archive.open(home / "state.db") as archive:
         sessions = await archive.sessions(viewer=console_person())
         assert len(sessions) == 2 and sessions[1].title == "my name is Ada"
 
 
-async def test_dry_run_needs_no_endpoint_and_a_missing_key_is_one_clear_line(home: Path) -> None:
+@pytest.mark.slow
+async def test_dry_run_needs_no_endpoint_and_a_named_session_resumes(home: Path) -> None:
     code, out, _ = await chat(home, "ping\n", "--dry-run")
     assert code == 0 and out == "(dry run) you said: ping\n"
     # a named session is its own session, resumed by name
@@ -95,12 +101,23 @@ async def test_dry_run_needs_no_endpoint_and_a_missing_key_is_one_clear_line(hom
             (s.title, s.message_count) for s in await archive.sessions(viewer=console_person())
         )
     assert titles == [("in the garden", 4), ("ping", 2)]
-    code, out, err = await chat(home, "ping\n", env={"OPENAI_API_KEY": ""})
-    assert code == 2 and out == ""
+
+
+def test_without_a_key_chat_is_one_clear_line(
+    home: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """In this process: it stops before reading a line. (What a real process prints around
+    such an error, nothing: the exact stderr of tests/gateway/cli/test_memory.py and
+    test_sessions.py.)"""
+    monkeypatch.setenv("OPENAI_API_KEY", "")
+    assert main(["--home", str(home), "chat"]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
     assert err.strip().startswith("mnemo: error: OPENAI_API_KEY is not set")
     assert len(err.strip().splitlines()) == 1
 
 
+@pytest.mark.slow
 async def test_model_output_cannot_drive_the_terminal(home: Path) -> None:
     hostile = "fine\x1b[2J\x1b]0;pwned\x07 \u202eexe.txt"
     async with FakeOpenAI(default=Text(hostile)) as server:
@@ -115,6 +132,7 @@ async def test_model_output_cannot_drive_the_terminal(home: Path) -> None:
     assert out.startswith("fine<U+001B>[2J")
 
 
+@pytest.mark.slow
 async def test_lines_are_answered_one_at_a_time_in_order(home: Path) -> None:
     """The gateway merges messages that arrive during a turn; a piped script must not be
     merged: the console hands over a line only once the one before is answered."""
@@ -141,6 +159,7 @@ async def test_lines_are_answered_one_at_a_time_in_order(home: Path) -> None:
     assert len(server.requests) == 3
 
 
+@pytest.mark.slow
 async def test_a_broken_endpoint_is_one_line_and_the_console_keeps_reading(home: Path) -> None:
     page = "<!doctype html>\n<html><body>\x1b[2JSign in to the proxy</body></html>"
     async with FakeOpenAI(default=Text("back again")) as server:
@@ -163,6 +182,7 @@ async def test_a_broken_endpoint_is_one_line_and_the_console_keeps_reading(home:
     assert "hello?" in str(server.requests[-1].body["messages"])
 
 
+@pytest.mark.slow
 async def test_sessions_the_old_console_started_resume(home: Path) -> None:
     """Before the console was an adapter it keyed sessions ``console:dm:<person>[:<name>]``
     with the person as the chat: the same key now, so they carry on."""

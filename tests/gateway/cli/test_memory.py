@@ -174,6 +174,7 @@ def test_usage_errors_exit_2(
     assert message in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_bad_config_is_one_line_and_exit_2_with_no_traceback(home: Path) -> None:
     (home / "config.yaml").write_text("memory:\n  memory_char_limit: many\n", encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
@@ -193,6 +194,7 @@ def test_bad_config_is_one_line_and_exit_2_with_no_traceback(home: Path) -> None
     assert "Traceback" not in proc.stderr
 
 
+@pytest.mark.slow
 def test_console_script_is_installed() -> None:
     script = Path(sys.executable).parent / "mnemo"
     if not script.exists():

@@ -531,6 +531,7 @@ def test_usage_errors_exit_2(
     assert not (home / "state.db").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("command", [["list"], ["import", "-"], ["check", "--repair"]])
 def test_an_unusable_archive_is_exit_1_without_a_traceback_or_a_hang(
     home: Path, command: list[str]

@@ -5,19 +5,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import os
+import random
 import signal
 import sqlite3
-import sys
 from pathlib import Path
 
 import pytest
 
 from memory.archive.database import Archive, ArchiveError, NewMessage, scope_token
 from memory.archive.search import Searcher
-from tests import REPO_ROOT
 from tests.memory.conftest import make_session, say
-
-ROOT = REPO_ROOT
+from tests.memory.zygote import Zygote
 
 
 async def test_exchange_is_stored_in_order_with_its_metadata(archive: Archive) -> None:
@@ -173,21 +171,17 @@ asyncio.run(main(sys.argv[1]))
 
 @pytest.mark.slow
 async def test_a_writer_killed_mid_exchange_leaves_whole_exchanges_and_consistent_indexes(
-    tmp_path: Path,
+    tmp_path: Path, writers: Zygote
 ) -> None:
     path = tmp_path / "state.db"
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    for round_ in range(4):
-        proc = await asyncio.create_subprocess_exec(
-            sys.executable, "-c", WRITER, str(path),
-            stdout=asyncio.subprocess.PIPE, stderr=asyncio.subprocess.PIPE, env=env, cwd=ROOT,
-        )  # fmt: skip
-        assert proc.stdout is not None
-        assert (await proc.stdout.readline()).decode().strip() == "ready"
-        await asyncio.sleep(0.3 + 0.2 * round_)
-        proc.send_signal(signal.SIGKILL)
-        await proc.communicate()
-        assert proc.returncode == -signal.SIGKILL
+    rng = random.Random(4321)
+    # a forked writer appends an exchange every fraction of a millisecond and checkpoints
+    # every 100: each kill lands somewhere in a transaction or a checkpoint
+    for _ in range(6):
+        pid = writers.start(WRITER, str(path))
+        await asyncio.sleep(rng.uniform(0.05, 0.25))
+        os.kill(pid, signal.SIGKILL)
+        assert writers.wait(pid) == -signal.SIGKILL
         async with await Archive.open(path) as archive:
             assert await archive.check() == []
             messages = await archive.messages("s1", viewer=None)

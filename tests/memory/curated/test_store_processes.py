@@ -1,12 +1,13 @@
-"""Real OS processes against one store: concurrent writers lose nothing, SIGKILL tears nothing."""
+"""Real OS processes against one store: concurrent writers lose nothing, SIGKILL tears nothing.
+
+The writers are forked from an interpreter that has imported ``memory`` (fixture
+``writers``, tests/memory/zygote.py): each is its own process, started in milliseconds."""
 
 from __future__ import annotations
 
 import os
 import random
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,9 +15,7 @@ import pytest
 
 from memory import MemoryLimits, MemoryStore, MemoryTurn
 from memory.curated.entries import join_entries, parse_entries
-from tests import REPO_ROOT
-
-ROOT = REPO_ROOT
+from tests.memory.zygote import Zygote
 
 WRITER = """
 import sys
@@ -49,31 +48,12 @@ while count < 0 or i < count:
 """
 
 
-def _spawn(
-    directory: Path, tag: str, count: int, mode: str, fsize: int | None = None
-) -> subprocess.Popen[str]:
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    extra = [str(fsize)] if fsize is not None else []
-    proc = subprocess.Popen(
-        [sys.executable, "-c", WRITER, str(directory), tag, str(count), mode, *extra],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env=env,
-        cwd=ROOT,
-    )
-    assert proc.stdout is not None
-    assert proc.stdout.readline().strip() == "ready"
-    return proc
-
-
 @pytest.mark.slow
-def test_two_processes_adding_200_entries_each_lose_none(tmp_path: Path) -> None:
+def test_two_processes_adding_200_entries_each_lose_none(tmp_path: Path, writers: Zygote) -> None:
     directory = tmp_path / "shared"
-    writers = [_spawn(directory, tag, 200, "add") for tag in ("left", "right")]
-    for proc in writers:
-        _, err = proc.communicate(timeout=120)
-        assert proc.returncode == 0, err
+    pids = [writers.start(WRITER, str(directory), tag, "200", "add") for tag in ("left", "right")]
+    for pid in pids:
+        assert writers.wait(pid) == 0, writers.stderr()
     store = MemoryStore(directory, limits=MemoryLimits(1_000_000, 1_000_000))
     entries = store.entries("memory")
     expected = {f"{tag} entry {i:05d}" for tag in ("left", "right") for i in range(200)}
@@ -86,16 +66,19 @@ def test_two_processes_adding_200_entries_each_lose_none(tmp_path: Path) -> None
 
 
 @pytest.mark.slow
-def test_a_writer_killed_mid_write_never_leaves_a_partial_or_empty_file(tmp_path: Path) -> None:
+def test_a_writer_killed_mid_write_never_leaves_a_partial_or_empty_file(
+    tmp_path: Path, writers: Zygote
+) -> None:
     directory = tmp_path / "victim"
     rng = random.Random(1234)
     seen_sizes: set[int] = set()
-    for round_ in range(8):
-        proc = _spawn(directory, f"r{round_:02d}", -1, "churn")
-        time.sleep(rng.uniform(0.05, 0.4))
-        proc.send_signal(signal.SIGKILL)
-        proc.communicate(timeout=30)
-        assert proc.returncode == -signal.SIGKILL
+    # forked writers start writing at once, so each round is a few write cycles (a few ms
+    # each) and many rounds are cheap: a kill lands at another point of a write each time
+    for round_ in range(12):
+        pid = writers.start(WRITER, str(directory), f"r{round_:02d}", "-1", "churn")
+        time.sleep(rng.uniform(0.01, 0.1))
+        os.kill(pid, signal.SIGKILL)
+        assert writers.wait(pid) == -signal.SIGKILL
         path = directory / "MEMORY.md"
         text = path.read_text(encoding="utf-8")  # strict: a torn UTF-8 write would raise
         entries = parse_entries(text)
@@ -111,7 +94,9 @@ def test_a_writer_killed_mid_write_never_leaves_a_partial_or_empty_file(tmp_path
 
 
 @pytest.mark.slow
-def test_a_writer_that_dies_inside_a_write_leaves_the_old_file_intact(tmp_path: Path) -> None:
+def test_a_writer_that_dies_inside_a_write_leaves_the_old_file_intact(
+    tmp_path: Path, writers: Zygote
+) -> None:
     """Deterministic kill mid-write: RLIMIT_FSIZE makes the kernel send SIGXFSZ when the
     writer's next write crosses the limit, i.e. in the middle of writing the new file."""
     directory = tmp_path / "victim"
@@ -121,8 +106,8 @@ def test_a_writer_that_dies_inside_a_write_leaves_the_old_file_intact(tmp_path: 
             "success"
         ]
     before = (directory / "MEMORY.md").read_bytes()
-    proc = _spawn(directory, "new", -1, "churn", fsize=len(before) + 512)
-    proc.communicate(timeout=60)
-    assert proc.returncode == -signal.SIGXFSZ
+    fsize = str(len(before) + 512)
+    pid = writers.start(WRITER, str(directory), "new", "-1", "churn", fsize)
+    assert writers.wait(pid) == -signal.SIGXFSZ
     assert (directory / "MEMORY.md").read_bytes() == before
     assert len(store.entries("memory")) == 5

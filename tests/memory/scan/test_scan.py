@@ -27,7 +27,7 @@ scan_readings = sys.modules["memory.scan.readings"]
 
 CORPORA = Path(__file__).parent
 
-#: Figures reported at the end of the run by tests/conftest.py.
+#: Figures reported at the end of the run by tests/memory/conftest.py.
 FIGURES: dict[str, str] = {}
 
 
@@ -246,12 +246,14 @@ def _corpus_texts() -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_the_prefilter_finds_exactly_what_every_regex_finds() -> None:
     texts = _corpus_texts()[::2] + [text for _, text in SLIPPED_THROUGH] + NEAR_MISSES
     for text in texts:
         assert {f.id for f in scan(text)} - {"invisible-unicode"} == _every_regex(text), text
 
 
+@pytest.mark.slow
 def test_long_texts_take_the_windowed_path_and_find_the_same() -> None:
     """Padding moves every entry past the short-text path (match attempts where a match can
     start, searches in windows around the rarest literal)."""
@@ -313,6 +315,7 @@ def test_a_scan_past_its_budget_refuses_instead_of_running_on(
     assert "scan-limit" in ids
 
 
+@pytest.mark.slow
 def test_speed_figures_are_reported() -> None:
     """KB/s on typical entries and the worst 64 KiB input, printed with the corpus figures
     (measured, never asserted: bench/scan_bench.py is the benchmark)."""
@@ -412,6 +415,7 @@ def _chain_texts() -> list[str]:
     return texts
 
 
+@pytest.mark.slow
 def test_a_chain_finds_the_leftmost_match_its_regex_finds() -> None:
     for text in _chain_texts():
         for reading in scan_readings.readings(text):

@@ -3,20 +3,15 @@
 from __future__ import annotations
 
 import json
-import os
 import signal
 import stat
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from memory.skills.store import SkillChange, SkillError, SkillStore
-from tests import REPO_ROOT
 from tests.memory.skills.helpers import INJECTION, put, put_skill, skill_md
-
-ROOT = REPO_ROOT
+from tests.memory.zygote import Zygote
 
 
 def files(root: Path) -> dict[str, str]:
@@ -245,21 +240,12 @@ else:
 @pytest.mark.slow
 @pytest.mark.parametrize("action", ["edit", "create"])
 def test_a_writer_killed_mid_write_leaves_no_partial_skill(
-    root: Path, store: SkillStore, action: str
+    root: Path, store: SkillStore, action: str, writers: Zygote
 ) -> None:
     """RLIMIT_FSIZE makes the kernel kill the writer (SIGXFSZ) in the middle of writing."""
     put_skill(root, "s", body="old step\n" * 100)
     before = files(root)
-    proc = subprocess.run(
-        [sys.executable, "-c", WRITER, str(root), action, "4096"],
-        capture_output=True,
-        text=True,
-        timeout=30,
-        env={**os.environ, "PYTHONPATH": str(ROOT)},
-        cwd=ROOT,
-        check=False,
-    )
-    assert proc.returncode == -signal.SIGXFSZ, proc.stderr
+    assert writers.run(WRITER, str(root), action, "4096") == -signal.SIGXFSZ, writers.stderr()
     assert files(root) == before  # the old SKILL.md, and no half-created skill
     assert [s.name for s in store.scan()[0]] == ["s"]
     assert store.scan()[1] == []  # leftovers are dot entries, never read as skills
