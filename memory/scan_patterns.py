@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from memory.scan_concepts import CONCEPTS
+
 __all__ = ["RULES", "Rule"]
 
 
@@ -58,7 +60,7 @@ _PASS_ON = r"e-?mail|mail|send|forward|cc|bcc|dm|message|post|relay|copy|deliver
 _THEIR_DATA = r"contents?|profile|notes?|history|conversations?|chats?|chat\s+logs?|logs?|messages?|transcripts?|passwords?|codes?|2fa|otp|attachments?|account\s+details|details|memory(?:\s+file)?|summar(?:y|ies)|list|usernames?|phone\s+numbers?|files?|documents?|uploads?|what\s+(?:users|people|the\s+user)\s+(?:told|tell|said|say)|private|personal|data|information|info|addresses|emails"
 _HANDLE = r"\b[\w.+-]{1,64}@[\w-]{1,63}\.[a-z]{2,12}\b|(?<![\w@])@[A-Za-z0-9_]{3,32}\b|\+\d[\d\s-]{6,16}\d\b|(?<![\w&])#[a-z][a-z0-9_-]{1,40}\b|\b[\w.]{2,32}#\d{4}\b|\b(?:my|their|his|her)\s+(?:telegram|signal|whatsapp|discord|inbox|e-?mail)\b|\b(?:telegram|signal|whatsapp|discord|slack)\s+(?:dms?|inbox|account|user|channel|group|chat)\b|\bdms?\s+of\s+(?:user\s+)?\S{2,32}|\bon\s+(?:telegram|signal|whatsapp)\b|\bx@y\b"
 
-RULES: tuple[Rule, ...] = (
+_PHRASES: tuple[Rule, ...] = (
     _rule(
         "addressed-to-agent",
         "text written to the AI that reads it, not a note about the user",
@@ -390,3 +392,12 @@ RULES: tuple[Rule, ...] = (
     ),
 )
 
+
+def _with_concepts(rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
+    """Each row with the concept rules (``memory.scan_concepts``) of its id appended."""
+    extra = dict(CONCEPTS)
+    assert set(extra) <= {rule.id for rule in rules}, set(extra) - {r.id for r in rules}
+    return tuple(Rule(r.id, r.description, r.alternatives + extra.get(r.id, ())) for r in rules)
+
+
+RULES: tuple[Rule, ...] = _with_concepts(_PHRASES)
