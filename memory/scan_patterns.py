@@ -16,6 +16,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from memory.scan_concepts import CONCEPTS
+from memory.scan_lexicon import LEXICON
 
 __all__ = ["RULES", "Rule"]
 
@@ -394,8 +395,9 @@ _PHRASES: tuple[Rule, ...] = (
 
 
 def _with_concepts(rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
-    """Each row with the concept rules (``memory.scan_concepts``) of its id appended."""
-    extra = dict(CONCEPTS)
+    """Each row with the concept rules (``memory.scan_concepts``) and the multilingual
+    lexicon (``memory.scan_lexicon``) of its id appended."""
+    extra = {pid: CONCEPTS.get(pid, ()) + LEXICON.get(pid, ()) for pid in {*CONCEPTS, *LEXICON}}
     assert set(extra) <= {rule.id for rule in rules}, set(extra) - {r.id for r in rules}
     return tuple(Rule(r.id, r.description, r.alternatives + extra.get(r.id, ())) for r in rules)
 
