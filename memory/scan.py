@@ -27,9 +27,10 @@ How it stays fast (``bench/scan_bench.py`` measures it, beside a plain regex tab
 * **bounded widths.** No alternative can match more than ``MAX_WIDTH`` characters (gaps are
   ``[^\n]{0,N}``, ``\s+`` reads as ``\s{1,4}``), so no search is quadratic; the
   de-obfuscation helpers are bounded the same way.
-* **caps.** The decoded readings (leetspeak, spacing, reversed, rot13) see ``DECODE_CAP``
-  characters; the reversed one is made only when the text mentions reading backwards or
-  holds a bidi override. A scan spends at most ``WORK_PER_CHAR`` characters of regex work
+* **caps.** The decoded readings (leetspeak, spacing, look-alikes) are made in windows of
+  ``DECODE_WINDOW`` characters over the whole text, kept only where they change something;
+  the reversed one is made only when the text mentions reading backwards or holds a bidi
+  override, rot13 only when it mentions rot. A scan spends at most ``WORK_PER_CHAR`` characters of regex work
   per character of text: past that (adversarial text packed with trigger words) it stops
   and reports ``scan-limit``, so the text is refused, never let through unchecked.
 """
@@ -52,10 +53,10 @@ from memory.scan_prefilter import (
     split_alternatives,
     width,
 )
-from memory.scan_readings import DECODE_CAP, flatten, normalise, readings
+from memory.scan_readings import DECODE_WINDOW, flatten, normalise, readings
 
 __all__ = [
-    "DECODE_CAP",
+    "DECODE_WINDOW",
     "INVISIBLE_CHARS",
     "MAX_WIDTH",
     "PATTERNS",
