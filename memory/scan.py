@@ -180,11 +180,22 @@ def _compile() -> tuple[tuple[Pattern, ...], tuple[_Alternative, ...]]:
 PATTERNS, _ALTERNATIVES = _compile()
 # The finder lists every occurrence of the rare literals, each known by a number; by folded
 # string: (number, \b before, \b after). Common ones are looked for by a substring test.
+def _chain_literals(alternative: _Alternative) -> set[Literal]:
+    """The literals a chain's parts skip to (see ``Run``): listed too, so the scan knows
+    where they are."""
+    chain = alternative.chain
+    if chain is None:
+        return set()
+    parts = [*chain.parts, *(part for branch in chain.branches for part in branch)]
+    return {lit for part in parts for lit in (*part.literals, *part.starts)}
+
+
 _NUMBERS = {
     lit: n
     for n, lit in enumerate(
         sorted(
             {lit for a in _ALTERNATIVES for r in (*a.needs, a.starts) for lit in r if _rare(lit)}
+            | {lit for a in _ALTERNATIVES for lit in _chain_literals(a) if _rare(lit)}
         )
     )
 }
@@ -262,11 +273,12 @@ class _Reading:
     at: dict[int, list[int]]
     dense: set[int]
     runs: dict[int, Run]  # the chains run on this reading, by alternative
+    located: dict[frozenset[Literal], list[int] | None]  # see locate
 
     @classmethod
     def of(cls, text: str, finder: Finder | None = None) -> _Reading:
         """``text`` with its literals listed (by ``finder``: all of them by default)."""
-        reading = cls(text, fold(text), {}, set(), {})
+        reading = cls(text, fold(text), {}, set(), {}, {})
         at = reading.at
         dense = reading.dense
         size = len(text)
@@ -304,6 +316,18 @@ class _Reading:
         if not need.listed.isdisjoint(self.at):
             return True
         return any(sub in self.folded for sub in need.substrings)
+
+    def locate(self, literals: frozenset[Literal]) -> list[int] | None:
+        """Every start of one of ``literals`` (None when one is not listed, or too dense):
+        what a chain's part with many literals skips to."""
+        if (known := self.located.get(literals, False)) is not False:
+            return known
+        numbers = [_NUMBERS.get(lit) for lit in literals]
+        places = None
+        if None not in numbers and self.dense.isdisjoint(numbers):
+            places = sorted({p for n in numbers if n is not None for p in self.at.get(n, ())})
+        self.located[literals] = places
+        return places
 
     def places(self, need: _Need) -> list[int] | None:
         """Every position of ``need`` (None when it is not all listed, or too dense)."""
@@ -374,7 +398,9 @@ def _search(number: int, reading: _Reading, budget: _Budget) -> re.Match[str] | 
     regions = None if short else _regions(number, reading)
     if alt.chain is not None:
         if (run := reading.runs.get(number)) is None:
-            run = reading.runs[number] = Run(alt.chain, text, budget.spend, reading.folded)
+            run = reading.runs[number] = Run(
+                alt.chain, text, budget.spend, reading.folded, reading.locate
+            )
         for first, last in [(0, len(text))] if regions is None else regions:
             if (start := run.first(first, last)) is not None:
                 return alt.regex.match(text, start)

@@ -180,6 +180,8 @@ def _item(op: Any, av: Any) -> tuple[_Strings | None, list[_Strings]]:
         return frozenset([""]), []
     if name == "SUBPATTERN":
         return _sequence(av[-1])
+    if name == "ATOMIC_GROUP":
+        return _sequence(av)
     if name == "BRANCH":
         exact: _Strings | None = frozenset()
         either: _Strings | None = frozenset()
@@ -275,6 +277,8 @@ def _leading(items: Any) -> _Strings:
         inner: _Strings | None = None
         if name == "SUBPATTERN":
             inner = _leading(av[-1])
+        elif name == "ATOMIC_GROUP":
+            inner = _leading(av)
         elif name == "BRANCH":
             inner = frozenset(s for branch in av[1] for s in _leading(branch))
         elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and av[0] >= 1:
