@@ -13,7 +13,7 @@ passing data on, places data can be sent to, ...), matched within a bounded wind
 * **logins**: a user name and a random-looking password written side by side.
 
 Orders, not descriptions: verbs are matched in their base form and, where the object alone
-is weak, only in the position of an order (``_LEAD``: the start of a line or clause, or
+is weak, only in the position of an order (``_LEAD``: at the start of a line or clause, or
 after "please", "always", "and", "you must" ...), so "he posts about system prompts" or "a
 page telling the model to ignore ..." are not read as orders. Same conventions as the main
 table: bounded gaps, ``\s+`` read as a short run.
@@ -23,12 +23,25 @@ from __future__ import annotations
 
 __all__ = ["CONCEPTS"]
 
-# Where an order starts: a line or clause start, or after a word that introduces one.
+# Where an order starts: a line or clause start, or after a word that introduces one. As
+# look-behinds (each one fixed width: readings collapse white space to one character), so
+# a match starts at the verb and is only tried where a verb is.
+_LEAD_WORDS = (
+    *("please", "pls", "kindly", "always", "also", "then", "and", "or", "just", "now", "simply"),
+    *("immediately", "automatically", "quietly", "silently", "secretly", "discreetly"),
+    *("instead", "must", "should", "shall", "be sure to", "make sure to", "remember to"),
+    "feel free to",
+    *(
+        f"{who} {modal}"
+        for who in ("you", "assistant", "bot")
+        for modal in ("will", "may", "can", "are to", "need to", "have to")
+    ),
+)
+_CLAUSE = r"[.!?:;,(\[\"'“‘>*•—–-]"
 _LEAD = (
-    r"(?:^|(?<=[.!?:;,(\[\"'“‘>*•—–-])|\b(?:please|pls|kindly|always|also|then|and|or|just|now"
-    r"|simply|immediately|automatically|quietly|silently|secretly|discreetly|instead"
-    r"|(?:you|assistant|bot)\s+(?:must|should|shall|will|may|can|are\s+to|need\s+to|have\s+to)"
-    r"|must|should|shall|(?:be|make)\s+sure\s+to|remember\s+to|feel\s+free\s+to)\b)\s*"
+    rf"(?:(?<![^\n])|(?<={_CLAUSE})|(?<={_CLAUSE}\s)|"
+    + "|".join(rf"(?<=\b{word.replace(' ', chr(92) + 's')}\s)" for word in _LEAD_WORDS)
+    + ")"
 )
 # A verb that is negated just before ("do not print it") is no order to do it.
 _NOT = r"(?<!\bnot\s)(?<!\bnever\s)(?<!n't\s)(?<!\bno\s)"
@@ -44,7 +57,7 @@ _DISCLOSE = (
 _MINE = r"(?:your|the\s+bot'?s|the\s+assistant'?s|the\s+ai'?s|its)\s+(?:own\s+)?"
 _PROMPT_OBJECT = (
     r"system\s+(?:prompt|message|instructions?|rules|configuration|config)"
-    r"|(?:hidden|secret|internal|confidential|private|underlying|developer|operator)\s+(?:[\w-]{1,15}\s+)?(?:instructions|prompt|rules|directives|guidelines|configuration|policies|descriptions?)"
+    r"|(?:hidden|secret|internal|confidential|private|underlying|developer|operator)\s+(?:(?:safety|system|core|base|real|true|actual|full|complete|original|initial|operating|moderation|content|tool|setup)\s+)?(?:instructions|prompt|rules|directives|guidelines|configuration|policies|descriptions?)"
     r"|(?:initial|original|pre-?set|core|base|full|complete|entire|whole|exact|raw)\s+(?:system\s+)?prompt"
     r"|(?:developer|operator)\s+(?:message|prompt|instructions|notes)"
     rf"|{_MINE}(?:(?:initial|original|full|complete|entire|exact|hidden|secret|real|core)\s+)?(?:instructions|prompt|rules|configuration|guidelines|directives|programming|setup)"
@@ -63,15 +76,15 @@ _VERBATIM = (
 _RULE_WORD = r"rules|instructions|prompt|guidelines|directives|configuration"
 
 _PROMPT_LEAK = (
-    rf"{_LEAD}{_NOT}\b(?:{_DISCLOSE})\b[^\n]{{0,60}}?\b(?:{_PROMPT_OBJECT})\b",
-    rf"\b(?:{_PROMPT_OBJECT})\b[^\n]{{0,60}}?{_LEAD}{_NOT}\b(?:{_DISCLOSE})\s+(?:them|it|that|this|those|these)\b",
-    rf"\b(?:{_PROMPT_OBJECT})\b[^\n]{{0,40}}?\b(?:is|are|should|must|may|can|shall|will)\s+(?:to\s+)?be\s+(?:included|shown|printed|shared|revealed|disclosed|given|sent|posted|pasted|quoted|repeated|output|listed|published|made\s+public)\b",
+    rf"{_LEAD}{_NOT}\b(?:{_DISCLOSE})\b[^\n]{{0,60}}?(?>\b(?:{_PROMPT_OBJECT})\b)",
+    rf"(?>\b(?:{_PROMPT_OBJECT})\b)[^\n]{{0,60}}?{_LEAD}{_NOT}\b(?:{_DISCLOSE})\s+(?:them|it|that|this|those|these)\b",
+    rf"(?>\b(?:{_PROMPT_OBJECT})\b)[^\n]{{0,40}}?\b(?:is|are|should|must|may|can|shall|will)\s+(?:to\s+)?be\s+(?:included|shown|printed|shared|revealed|disclosed|given|sent|posted|pasted|quoted|repeated|output|listed|published|made\s+public)\b",
     rf"\b(?:{_RULE_WORD})\s+(?:quoted|copied|reproduced|printed|pasted|repeated|written\s+out|shown|output|given)\s+(?:{_VERBATIM})",
-    rf"\b(?:{_PROMPT_OBJECT})\b[^\n]{{0,30}}?\b(?:{_VERBATIM})",
+    rf"(?>\b(?:{_PROMPT_OBJECT})\b)[^\n]{{0,30}}?\b(?:{_VERBATIM})",
     rf"\b(?:{_RULE_WORD})\b[^\n]{{0,60}}?{_LEAD}\b(?:give|print|paste|show|send|post|provide|output|reproduce|quote)\s+(?:me\s+|us\s+|them\s+)?(?:the\s+)?(?:exact|verbatim|original|full|complete|unabridged|raw|literal|entire)\s+(?:original\s+)?(?:text|wording|words|contents?|version)\b",
     r"\b(?:first|last)\s+\d{1,5}\s+(?:characters|words|lines|tokens|sentences)\s+of\s+(?:your|the)\s+(?:system\s+)?(?:instructions|prompt|rules|context)\b",
     r"\b(?:every|each|all)\s+(?:rule|line|instruction|sentence)s?\s+(?:in|of|from)\s+(?:your|the)\s+(?:system\s+prompt|instructions|prompt|configuration)\b",
-    rf"\b(?:reply|respond|answer)\s+(?:to\s+[^\n]{{1,30}}?\s)?with\b[^\n]{{0,40}}?\b(?:{_PROMPT_OBJECT})\b",
+    rf"\b(?:reply|respond|answer)\s+(?:to\s+[^\n]{{1,30}}?\s)?with\b[^\n]{{0,40}}?(?>\b(?:{_PROMPT_OBJECT})\b)",
     r"\bstarting\s+(?:with|from)\s+(?:the\s+(?:phrase|words?)\s+)?['\"‘“]you\s+are\b",
     rf"{_LEAD}{_NOT}\b(?:tell|share|give|send|show|reveal|disclose|forward)\b[^\n]{{0,30}}?\b(?:anyone|everyone|anybody|whoever|other\s+(?:users|people|members)|the\s+(?:whole\s+)?group|strangers)\b[^\n]{{0,50}}?\b(?:everything|all|whatever)\s+(?:you\s+(?:remember|know|have\s+stored|have\s+saved)|(?:is\s+)?(?:stored|saved)\s+in\s+memory)\b",
 )
@@ -153,8 +166,8 @@ _PLACE = (
     r"|\bpublic\s+(?:channel|group|chat|repo|gist|page|forum)\b"
 )
 _EXFIL = (
-    rf"\b(?:{_SEND})\b[^\n]{{0,60}}?\b(?:{_DATA})\b[^\n]{{0,60}}?(?:{_PLACE})",
-    rf"\b(?:{_DATA})\b[^\n]{{0,60}}?\b(?:{_SEND})\s+(?:it|them|this|that|those|these|everything|a\s+cop(?:y|ies))\b[^\n]{{0,60}}?(?:{_PLACE})",
+    rf"\b(?:{_SEND})\b[^\n]{{0,60}}?(?>\b(?:{_DATA})\b)[^\n]{{0,60}}?(?>{_PLACE})",
+    rf"(?>\b(?:{_DATA})\b)[^\n]{{0,60}}?\b(?:{_SEND})\s+(?:it|them|this|that|those|these|everything|a\s+cop(?:y|ies))\b[^\n]{{0,60}}?(?>{_PLACE})",
 )
 
 # -- the bot's own secrets --------------------------------------------------------------------
@@ -168,7 +181,7 @@ _ENV_COMMAND = (
     r"|[^`\n]{0,20}\|\s*grep\s+(?:-\w{1,4}\s+)?['\"]?(?:key|token|secret|pass))"
 )
 _HELD = (
-    rf"\b(?:{_BOT_SECRET})\b[^\n]{{0,40}}?\b(?:may|can|should|must|is\s+(?:fine|ok(?:ay)?|allowed)\s+to|are\s+(?:fine|ok(?:ay)?|allowed)\s+to)\s+(?:be\s+)?(?:shared|given|sent|posted|revealed|disclosed|shown|printed|handed\s+out|pasted|published)\b[^\n]{{0,30}}?\b(?:anyone|everyone|anybody|whoever|the\s+(?:whole\s+)?group|publicly|in\s+public|all\s+users|other\s+users|people|strangers)\b",
+    rf"(?>\b(?:{_BOT_SECRET})\b)[^\n]{{0,40}}?\b(?:may|can|should|must|is\s+(?:fine|ok(?:ay)?|allowed)\s+to|are\s+(?:fine|ok(?:ay)?|allowed)\s+to)\s+(?:be\s+)?(?:shared|given|sent|posted|revealed|disclosed|shown|printed|handed\s+out|pasted|published)\b[^\n]{{0,30}}?\b(?:anyone|everyone|anybody|whoever|the\s+(?:whole\s+)?group|publicly|in\s+public|all\s+users|other\s+users|people|strangers)\b",
     rf"\b(?:run|execute|call|use)\s+`?{_ENV_COMMAND}`?[^\n]{{0,60}}?\b(?:include|paste|put|add|append|show|print|return|post|send|attach|insert)\s+(?:the\s+|its\s+|all\s+)?(?:result|results|output|it|everything)\b[^\n]{{0,20}}?\b(?:answer|reply|replies|response|message|chat)\b",
 )
 

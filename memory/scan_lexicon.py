@@ -220,9 +220,11 @@ _ADDRESS = r"\b[\w.+-]{1,64}@[\w-]{1,63}\.[a-z]{2,12}\b|\bhttps?://"
 
 
 def _words(kind: str, *, order: bool = False) -> str:
-    """Every language's words of ``kind`` as one alternation (a word start where spaced);
-    with ``order``, Chinese verbs only where no negator comes shortly before."""
-    parts = []
+    """Every language's words of ``kind`` as one alternation: the spaced languages' words
+    after one shared ``\\b`` (one check, not one per word: the search is several times
+    faster), then the others; with ``order``, Chinese verbs only where no negator comes
+    shortly before."""
+    spaced, unspaced = [], []
     for language, words in WORDS.items():
         if language == "zh":  # a word followed by kana is Japanese (無視する), not Chinese
             by_length: dict[int, list[str]] = {}
@@ -230,19 +232,22 @@ def _words(kind: str, *, order: bool = False) -> str:
                 by_length.setdefault(len(word), []).append(word)
             for length, group in sorted(by_length.items()):
                 guard = _not_negated(length) if order else ""
-                parts.append(f"(?:{'|'.join(group)}){guard}(?![\u3040-\u309f])")
-            continue
-        before = "" if language in _UNSPACED else r"\b"
-        after = "" if language in _UNSPACED or language in _STEMMED else r"\b"
-        parts += [f"{before}(?:{word}){after}" for word in words.get(kind, ())]
-    return "|".join(dict.fromkeys(parts))
+                unspaced.append(f"(?:{'|'.join(group)}){guard}(?![\u3040-\u309f])")
+        elif language in _UNSPACED:
+            unspaced += words.get(kind, ())
+        else:
+            after = "" if language in _STEMMED else r"\b"
+            spaced += [f"{word}{after}" if "|" not in word else f"(?:{word}){after}" for word in words.get(kind, ())]
+    groups = [r"\b(?:" + "|".join(dict.fromkeys(spaced)) + ")"] if spaced else []
+    return "|".join(groups + list(dict.fromkeys(unspaced)))
 
 
 def _near(first: str, second: str, gap: int) -> tuple[str, str]:
-    """``first`` then ``second`` within ``gap`` characters, and the other way round."""
+    """``first`` then ``second`` within ``gap`` characters, and the other way round; each
+    an atomic group (its first match from a start is its only one: see ``scan_chain``)."""
     return (
-        f"(?:{first})[^\\n]{{0,{gap}}}?(?:{second})",
-        f"(?:{second})[^\\n]{{0,{gap}}}?(?:{first})",
+        f"(?>{first})[^\\n]{{0,{gap}}}?(?>{second})",
+        f"(?>{second})[^\\n]{{0,{gap}}}?(?>{first})",
     )
 
 
@@ -252,9 +257,9 @@ def _build() -> dict[str, tuple[str, ...]]:
     send, chat = _words("send", order=True), _words("chat")
     add, env = _words("add", order=True), "|".join((*_SHARED_ENV, _words("env")))
     exfil = (
-        f"(?:{send})[^\\n]{{0,60}}?(?:{chat})[^\\n]{{0,80}}?(?:{_ADDRESS})",
-        f"(?:{chat})[^\\n]{{0,40}}?(?:{send})[^\\n]{{0,60}}?(?:{_ADDRESS})",
-        f"(?:{chat})[^\\n]{{0,40}}?(?:{_ADDRESS})[^\\n]{{0,20}}?(?:{send})",
+        f"(?>{send})[^\\n]{{0,60}}?(?>{chat})[^\\n]{{0,80}}?(?>{_ADDRESS})",
+        f"(?>{chat})[^\\n]{{0,40}}?(?>{send})[^\\n]{{0,60}}?(?>{_ADDRESS})",
+        f"(?>{chat})[^\\n]{{0,40}}?(?>{_ADDRESS})[^\\n]{{0,20}}?(?>{send})",
     )
     return {
         "ignore-instructions": (*_near(ignore, rules, 24), _words("only")),

@@ -54,8 +54,8 @@ _HELD_SECRET = (
 )
 _SHOW = r"(?:reply|respond|answer)\s+with|include|print|show|reveal|output|echo|dump|display|paste|append|add|attach|mention|tell|share|put|hide|spell\s+out|list|quote|post|give|hardcode|embed|leak|expose|disclose|write|insert|send|repeat|return|read\s+out|recite|reproduce|encode|translate|publish|provide|start|end(?!\s+up\b)|begin|prefix|sign|prints|shows|reveals|outputs|dumps|displays"
 _PROMPT = r"system\s+(?:prompt|message|instructions?|rules)|(?:hidden|secret|internal|initial|original|confidential|underlying|real)\s+(?:instructions|prompt|rules|directives|guidelines|configuration|system\s+prompt|setup|context(?:\s+window)?)|(?:full|complete|entire|whole|exact|raw)\s+(?:prompt|system\s+prompt|context\s+window|prompt\s+template)|(?:prompt|instructions)\s+verbatim|prompt\s+template|developer\s+(?:message|prompt|instructions)|context\s+window|tool\s+definitions|pre-?prompt|setup\s+text"
-_BAR = r"[─━═║╔╗╚╝]{3,80}+|={3,80}+|\*{3,80}+|#{4,80}+|~{3,80}+|@{3,80}+|\+{3,80}+|!{3,80}+|%{3,80}+|/{4,80}+|-{5,80}+|_{5,80}+|<{3,80}+|>{3,80}+"  # possessive: no backtracking
-_BAR_CHARS = r"─━═║╔╗╚╝=*#~@+!%/\-_<>"  # never in the gap after or before a bar: one way to match
+_BAR = r"[─━═║╔╗╚╝]{3,80}+|={3,80}+|\*{3,80}+|#{4,80}+|~{3,80}+|@{3,80}+|\+{3,80}+|!{3,80}+|%{3,80}+"  # possessive: no backtracking
+_BAR_CHARS = r"─━═║╔╗╚╝=*#~@+!%"  # never in the gap after or before a bar: one way to match
 _BANNER = r"system|override|directive|priority|instructions?|admin(?:istrator)?|developer|operator|root|policy|user\s+profile|memory|end\s+of|系统|系統|システム|시스템|систем|指示|指令|최우선|最優先|最高优先|最高優先|ユーザープロフィール|профил|приоритет"
 _PASS_ON = r"e-?mail|mail|send|forward|cc|bcc|dm|message|post|relay|copy|deliver|text|share|upload|leak|sync|mirror|auto-forward|report|whatsapp|signal"  # noqa: S105
 _THEIR_DATA = r"contents?|profile|notes?|history|conversations?|chats?|chat\s+logs?|logs?|messages?|transcripts?|passwords?|codes?|2fa|otp|attachments?|account\s+details|details|memory(?:\s+file)?|summar(?:y|ies)|list|usernames?|phone\s+numbers?|files?|documents?|uploads?|what\s+(?:users|people|the\s+user)\s+(?:told|tell|said|say)|private|personal|data|information|info|addresses|emails"
@@ -230,7 +230,7 @@ _PHRASES: tuple[Rule, ...] = (
         "exfil-command",
         "a shell command that ships secrets or the environment somewhere",
         rf"\b(?:{_NET_TOOL})\b[^\n]{{0,160}}?(?:(?<!bearer\s)(?<!token\s){_SECRET_VAR}|{_SECRET_VAR}(?![^\n]{{0,80}}?https?://api\.))",
-        rf"{_SECRET_VAR}[^\n]{{0,120}}?\|\s*(?:{_NET_TOOL})\b",
+        rf"(?>{_SECRET_VAR})[^\n]{{0,120}}?\|\s*(?:{_NET_TOOL})\b",
         rf"\$\(\s*(?:cat|env|printenv|set|base64)\b[^\n)]{{0,80}}\)[^\n]{{0,80}}?(?:https?://|{_NET_TOOL})",
         rf"(?:https?://|\b(?:{_NET_TOOL})\b)[^\n]{{0,160}}?\$\(\s*(?:cat|env|printenv|set|base64|whoami|hostname)\b",
         rf"\b(?:env|printenv|export\s+-p)\s*\|[^\n]{{0,80}}?\b(?:{_NET_TOOL})\b",
@@ -238,7 +238,7 @@ _PHRASES: tuple[Rule, ...] = (
         r"\bos\.(?:environ|getenv)\b[^\n]{0,160}?\b(?:requests|urllib|http\.client|httpx|socket|urlopen)\b",
         r"\b(?:requests|urllib|httpx|urlopen)\b[^\n]{0,160}?\bos\.(?:environ|getenv)\b",
         rf"\b(?:{_NET_TOOL})\b[^\n]{{0,80}}(?:-d\s*@-|--data(?:-binary)?\s*@-|-T\s*-|--upload-file)",
-        rf"\b(?:{_NET_TOOL})\b[^\n]{{0,160}}?(?:{_SECRET_FILE})",
+        rf"\b(?:{_NET_TOOL})\b[^\n]{{0,160}}?(?>{_SECRET_FILE})",
         rf"\b(?:{_NET_TOOL})\b[^\n]{{0,160}}?\b(?:gci|get-childitem)\s+env:",
         rf"\$\(\s*(?:cat|env|printenv|whoami|hostname|id|uname)\b[^\n]{{0,160}}?\b(?:{_NET_TOOL})\b",
         r"(?:\||\binto\b|\bto\b)\s*`?(?:nc|ncat|netcat)\s+(?!-\w{0,4}z)[\w.-]{1,253}\s+\d{2,5}\b",
@@ -248,17 +248,17 @@ _PHRASES: tuple[Rule, ...] = (
     _rule(
         "secret-files",
         "asks to read or print credential files",
-        rf"\bwhat'?s\s+in\s+[~/.\w-]{{0,40}}(?:{_SECRET_FILE})",
-        rf"\b(?:{_READ_VERB})\b(?:[^\n:;]|:(?!\s)){{0,60}}?(?:{_SECRET_FILE})",
-        rf"(?:{_SECRET_FILE})[^\n]{{0,40}}?\b(?:contents?|and\s+(?:send|post|paste|upload|print|show|include))\b",
-        rf"\bcontents?\s+of\s+(?:[~./\w-]{{0,40}}?)(?:{_SECRET_FILE})",
-        rf"(?:{_SECRET_FILE})[^\n]{{0,40}}?(?<!\bnot\s)(?<!\bnever\s)(?<!n't\s)\b(?:display|print|show|send|post|paste|upload|include|attach|output|reveal|dump)\b",
+        rf"\bwhat'?s\s+in\s+[~/.\w-]{{0,40}}(?>{_SECRET_FILE})",
+        rf"\b(?:{_READ_VERB})\b[^\n]{{0,60}}?(?<!\ba\s)(?<!\ban\s)(?>{_SECRET_FILE})",
+        rf"(?>{_SECRET_FILE})[^\n]{{0,40}}?\b(?:contents?|and\s+(?:send|post|paste|upload|print|show|include))\b",
+        rf"\bcontents?\s+of\s+(?:[~./\w-]{{0,40}}?)(?>{_SECRET_FILE})",
+        rf"(?>{_SECRET_FILE})[^\n]{{0,40}}?(?<!\bnot\s)(?<!\bnever\s)(?<!n't\s)\b(?:display|print|show|send|post|paste|upload|include|attach|output|reveal|dump)\b",
     ),
     _rule(
         "exfil-url",
         "sends conversation, memory or secrets to a URL or address",
-        rf"\b(?:{_SEND})\b[^\n]{{0,80}}?\b(?:{_PRIVATE})\b[^\n]{{0,100}}?(?:https?://|\bwss?://|\bftp://|\b[\w.+-]{{1,64}}@[\w-]{{1,63}}\.[\w.]{{2,20}}|\bwebhook|\bpastebin|\bngrok|\bdiscord(?:app)?\.com/api/webhooks)",
-        rf"(?:https?://|\bwebhook)[^\n]{{0,160}}?\b(?:{_SEND})\b[^\n]{{0,60}}?\b(?:{_PRIVATE})\b",
+        rf"\b(?:{_SEND})\b[^\n]{{0,80}}?(?>\b(?:{_PRIVATE})\b)[^\n]{{0,100}}?(?:https?://|\bwss?://|\bftp://|\b[\w.+-]{{1,64}}@[\w-]{{1,63}}\.[\w.]{{2,20}}|\bwebhook|\bpastebin|\bngrok|\bdiscord(?:app)?\.com/api/webhooks)",
+        rf"(?:https?://|\bwebhook)[^\n]{{0,160}}?\b(?:{_SEND})\b[^\n]{{0,60}}?(?>\b(?:{_PRIVATE})\b)",
         rf"\b(?:the\s+user'?s|their|all|every|each|any|the|your|my)\s+(?:[\w-]{{1,15}}\s+)?(?:{_PRIVATE})\b[^\n]{{0,60}}?\b(?:{_SEND})\b[^\n]{{0,60}}?(?:https?://|\b[\w.+-]{{1,64}}@[\w-]{{1,63}}\.[\w.]{{2,20}}|\bwebhook)",
         r"\b(?:put|place|encode|embed|include|insert|add|append)\s+(?:them|it|this|those|these|the\s+\w{1,30})\s+(?:in(?:to)?|as)\s+(?:the|a)\s+(?:url|link|query(?:\s+string)?|parameter|path)\b",
         r"\b(?:put|place|encode|embed|include|insert|add|append)\b[^\n]{0,60}\bas\s+(?:query|url|get)\s+(?:parameters?|string|params?)\b|https?://(?:(?!https?://)[^\s)]){0,200}[?&][\w.-]{1,30}=(?=\s)[^\n]{0,80}\b(?:e-?mail|address|adres|name|phone|user|password|token|key|gebruiker|usuario|utente|utilisateur|nutzer)",
@@ -275,11 +275,11 @@ _PHRASES: tuple[Rule, ...] = (
     _rule(
         "secret-disclosure",
         "tells the model to put its keys, tokens or environment in what it writes",
-        rf"\b(?:reply|respond|answer)\b[^\n]{{0,60}}?\bwith\s+(?:the\s+|your\s+|all\s+)?(?:full\s+|whole\s+|entire\s+)?(?:{_HELD_SECRET})",
+        rf"\b(?:reply|respond|answer)\b[^\n]{{0,60}}?\bwith\s+(?:the\s+|your\s+|all\s+)?(?:full\s+|whole\s+|entire\s+)?(?>{_HELD_SECRET})",
         r"\b(?:print|show|list|output|dump|echo|display|mention|tell)\b[^\n]{0,30}\b(?:values?|names\s+and\s+values)\s+of\b[^\n]{0,50}\b(?:variables?|env\s+vars?|environment)\b",
         r"\b(?:token|api\s?key)\b[^\n]{0,20}(?:写在|寫在|附上|加上|签名|簽名|署名|서명|붙여|넣어)",
-        rf"(?<!\bhow\sto\s)\b(?:{_SHOW})\b[^\n]{{0,60}}?(?:{_HELD_SECRET})",
-        rf"(?:{_HELD_SECRET})[^\n]{{0,60}}?\b(?:in|into|to|at\s+the\s+(?:end|bottom|top|start)\s+of|with)\s+(?:(?:your\s+|the\s+|every\s+|each\s+|all\s+|any\s+)?(?:own\s+)?(?:repl(?:y|ies)|responses?|answers?|signature|footer|code\s+comment|alt\s+text)|(?:every|each|all|any)\s+messages?\b|the\s+chat\b)",
+        rf"(?<!\bhow\sto\s)\b(?:{_SHOW})\b[^\n]{{0,60}}?(?>{_HELD_SECRET})",
+        rf"(?>{_HELD_SECRET})[^\n]{{0,60}}?\b(?:in|into|to|at\s+the\s+(?:end|bottom|top|start)\s+of|with)\s+(?:(?:your\s+|the\s+|every\s+|each\s+|all\s+|any\s+)?(?:own\s+)?(?:repl(?:y|ies)|responses?|answers?|signature|footer|code\s+comment|alt\s+text)|(?:every|each|all|any)\s+messages?\b|the\s+chat\b)",
         rf"\b(?:value|values|contents?|names\s+and\s+values|first\s+\d{{1,3}}\s+characters)\s+of\s+(?:the\s+|your\s+|all\s+|every\s+)?(?:{_HELD_SECRET}|variable|[a-z_]{{0,20}}\s+variable|every\s+\*?_?[A-Z]{{2,12}})",
         r"\b(?:share|give|send|reveal|tell)\b[^\n]{0,30}\b(?:api\s+)?credentials\s+with\s+(?:anyone|everyone|anybody|whoever)",
         r"\b(?:hardcode|embed|paste)\b[^\n]{0,30}\b(?:real|actual|live)\b[^\n]{0,20}\b(?:key|token|secret|credentials?)\b",
@@ -324,11 +324,11 @@ _PHRASES: tuple[Rule, ...] = (
     _rule(
         "message-exfil",
         "sends what people say (or their data) to an address, handle or number",
-        rf"\b(?:{_PASS_ON})\b[^\n]{{0,80}}?\b(?:{_THEIR_DATA})\b[^\n]{{0,80}}?(?:{_HANDLE})",
-        rf"\b(?:{_PASS_ON})\b[^\n]{{0,20}}?(?:{_HANDLE})[^\n]{{0,80}}?\b(?:{_THEIR_DATA})\b",
+        rf"\b(?:{_PASS_ON})\b[^\n]{{0,80}}?(?>\b(?:{_THEIR_DATA})\b)[^\n]{{0,80}}?(?>{_HANDLE})",
+        rf"\b(?:{_PASS_ON})\b[^\n]{{0,20}}?(?>{_HANDLE})[^\n]{{0,80}}?(?>\b(?:{_THEIR_DATA})\b)",
         r"\b(?:cc|bcc)\s+[\w.+-]{1,64}@[\w-]{1,63}\.[a-z]{2,12}\b[^\n]{0,40}\b(?:on|in|to)\s+(?:every|all|each|any)\b",
         r"\bsecretly\s+(?:bcc|cc|copy|forward)\b",
-        rf"\b(?:{_THEIR_DATA})\b[^\n]{{0,60}}?\b(?:{_PASS_ON})\s+(?:it|them|this|that|those|these|everything)\s+(?:to|into|at|on)\b[^\n]{{0,30}}?(?:{_HANDLE})",
+        rf"(?>\b(?:{_THEIR_DATA})\b)[^\n]{{0,60}}?\b(?:{_PASS_ON})\s+(?:it|them|this|that|those|these|everything)\s+(?:to|into|at|on)\b[^\n]{{0,30}}?(?>{_HANDLE})",
     ),
     _rule(
         "ssh-backdoor",
