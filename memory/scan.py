@@ -30,9 +30,10 @@ How it stays fast (``bench/scan_bench.py`` measures it, beside a plain regex tab
 * **caps.** The decoded readings (leetspeak, spacing, look-alikes) are made in windows of
   ``DECODE_WINDOW`` characters over the whole text, kept only where they change something;
   the reversed one is made only when the text mentions reading backwards or holds a bidi
-  override, rot13 only when it mentions rot. A scan spends at most ``WORK_PER_CHAR`` characters of regex work
-  per character of text: past that (adversarial text packed with trigger words) it stops
-  and reports ``scan-limit``, so the text is refused, never let through unchecked.
+  override, rot13 only when it mentions rot. A scan spends at most ``WORK_PER_CHAR``
+  characters of regex work per character of text: past that (adversarial text packed with
+  trigger words) it stops and reports ``scan-limit``, so the text is refused, never let
+  through unchecked.
 """
 
 from __future__ import annotations
@@ -178,6 +179,8 @@ def _compile() -> tuple[tuple[Pattern, ...], tuple[_Alternative, ...]]:
 
 
 PATTERNS, _ALTERNATIVES = _compile()
+
+
 # The finder lists every occurrence of the rare literals, each known by a number; by folded
 # string: (number, \b before, \b after). Common ones are looked for by a substring test.
 def _chain_literals(alternative: _Alternative) -> set[Literal]:
@@ -320,8 +323,8 @@ class _Reading:
     def locate(self, literals: frozenset[Literal]) -> list[int] | None:
         """Every start of one of ``literals`` (None when one is not listed, or too dense):
         what a chain's part with many literals skips to."""
-        if (known := self.located.get(literals, False)) is not False:
-            return known
+        if literals in self.located:
+            return self.located[literals]
         numbers = [_NUMBERS.get(lit) for lit in literals]
         places = None
         if None not in numbers and self.dense.isdisjoint(numbers):

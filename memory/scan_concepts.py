@@ -124,7 +124,7 @@ _IGNORE = (
 
 _OVERRIDE = (
     rf"{_LEAD}\b(?:{_IGNORE})\s+(?:the\s+|any\s+|all\s+(?:the\s+)?|these\s+|those\s+)?(?:{_AUTHORITY})\b[^\n]{{0,25}}?\b(?:{_RULES})\b",
-    rf"\b(?:ignore|disregard|discard|reject|overrule)\s+(?:any\s+|all\s+)?(?:corrections|instructions|orders|messages|changes|updates)\s+from\s+(?:the\s+)?(?:system|owner|operator|developers?|admins?)\b",
+    r"\b(?:ignore|disregard|discard|reject|overrule)\s+(?:any\s+|all\s+)?(?:corrections|instructions|orders|messages|changes|updates)\s+from\s+(?:the\s+)?(?:system|owner|operator|developers?|admins?)\b",
     rf"\b(?:system|your|the\s+(?:operator|developer|assistant|bot)'?s?)\s+(?:prompt|instructions|rules|guidelines|directives|polic(?:y|ies)|programming|configuration)\b[^\n]{{0,25}}?\b(?:is|are|was|were|has\s+been|have\s+been)\s+(?:now\s+|hereby\s+|officially\s+)?(?:{_INVALID})\b",
     rf"\b(?:previous|prior|earlier|old|original|existing|current|default|former)\s+(?:system\s+)?(?:prompt|instructions|rules|guidelines|directives|policies)\s+(?:(?:is|are|was|were|has|have|been|now|hereby|officially|all)\s+){{0,3}}(?:{_INVALID})\b",
     rf"\b(?:follow|obey|trust|heed|listen\s+to|answer\s+to)\s+(?:the\s+)?(?:{_NOTE}|(?:this|these)\s+(?:{_NOTE}))\s+(?:only|alone|exclusively)\b",
@@ -171,7 +171,8 @@ _EXFIL = (
 )
 
 # -- the bot's own secrets --------------------------------------------------------------------
-_BOT_SECRET = (
+# How people name the bot's own keys and tokens.
+_BOT_HELD = (
     r"(?:the\s+bot'?s|your|its|the\s+assistant'?s)\s+(?:own\s+)?(?:[a-z]{1,12}\s+)?(?:keys?|tokens?|credentials|secrets?|passwords?)"
     r"|(?:api|bot|access|auth|discord|telegram|slack|github|openai|anthropic|stripe)[\s_-]{0,2}(?:keys?|tokens?)"
 )
@@ -181,7 +182,7 @@ _ENV_COMMAND = (
     r"|[^`\n]{0,20}\|\s*grep\s+(?:-\w{1,4}\s+)?['\"]?(?:key|token|secret|pass))"
 )
 _HELD = (
-    rf"(?>\b(?:{_BOT_SECRET})\b)[^\n]{{0,40}}?\b(?:may|can|should|must|is\s+(?:fine|ok(?:ay)?|allowed)\s+to|are\s+(?:fine|ok(?:ay)?|allowed)\s+to)\s+(?:be\s+)?(?:shared|given|sent|posted|revealed|disclosed|shown|printed|handed\s+out|pasted|published)\b[^\n]{{0,30}}?\b(?:anyone|everyone|anybody|whoever|the\s+(?:whole\s+)?group|publicly|in\s+public|all\s+users|other\s+users|people|strangers)\b",
+    rf"(?>\b(?:{_BOT_HELD})\b)[^\n]{{0,40}}?\b(?:may|can|should|must|is\s+(?:fine|ok(?:ay)?|allowed)\s+to|are\s+(?:fine|ok(?:ay)?|allowed)\s+to)\s+(?:be\s+)?(?:shared|given|sent|posted|revealed|disclosed|shown|printed|handed\s+out|pasted|published)\b[^\n]{{0,30}}?\b(?:anyone|everyone|anybody|whoever|the\s+(?:whole\s+)?group|publicly|in\s+public|all\s+users|other\s+users|people|strangers)\b",
     rf"\b(?:run|execute|call|use)\s+`?{_ENV_COMMAND}`?[^\n]{{0,60}}?\b(?:include|paste|put|add|append|show|print|return|post|send|attach|insert)\s+(?:the\s+|its\s+|all\s+)?(?:result|results|output|it|everything)\b[^\n]{{0,20}}?\b(?:answer|reply|replies|response|message|chat)\b",
 )
 

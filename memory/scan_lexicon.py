@@ -24,6 +24,7 @@ __all__ = ["LEXICON", "WORDS"]
 _Words = dict[str, tuple[str, ...]]
 
 #: Per language: concept -> words (regex fragments, no quantifiers beyond bounded ones).
+# fmt: off
 WORDS: dict[str, _Words] = {
     "zh": {  # simplified and traditional
         "ignore": ("忽略", "无视", "無視", "忽视", "忽視", "忘掉", "忘记", "忘記", "不要理会", "不要理會", "别管", "別管", "不要遵守", "不再遵守", "停止遵守", "覆盖", "覆蓋", "绕过", "繞過"),
@@ -192,6 +193,7 @@ WORDS: dict[str, _Words] = {
         "only": ("s[lł]uchaj\\s+tylko", "wykonuj\\s+tylko"),
     },
 }
+# fmt: on
 
 # Languages written without spaces between words: their words match anywhere.
 _UNSPACED = frozenset({"zh", "ja", "ko", "ar", "hi"})
@@ -237,7 +239,10 @@ def _words(kind: str, *, order: bool = False) -> str:
             unspaced += words.get(kind, ())
         else:
             after = "" if language in _STEMMED else r"\b"
-            spaced += [f"{word}{after}" if "|" not in word else f"(?:{word}){after}" for word in words.get(kind, ())]
+            spaced += [
+                f"{word}{after}" if "|" not in word else f"(?:{word}){after}"
+                for word in words.get(kind, ())
+            ]
     groups = [r"\b(?:" + "|".join(dict.fromkeys(spaced)) + ")"] if spaced else []
     return "|".join(groups + list(dict.fromkeys(unspaced)))
 

@@ -89,6 +89,8 @@ def _cued(low: str, hints: tuple[str, ...], cue: re.Pattern[str]) -> bool:
                 return True
             at = low.find(hint, at + 40)
     return False
+
+
 _BIDI_CONTROL = re.compile("[\u202a-\u202e\u2066-\u2069]")
 # Default-ignorable characters (soft hyphen, joiners, variation selectors, fillers, tags):
 # invisible, so dropped from every reading ("ign\u00adore" reads "ignore").
