@@ -126,9 +126,9 @@ def _bounded(source: str) -> str:
 def _rare(literal: Literal) -> bool:
     """Worth listing every occurrence of: three characters or more, a whole word, or not
     plain ASCII letters (CJK words are two characters); never a common word or a run of one
-    repeated character."""
+    repeated punctuation character ("cc" is a word, "==" is not)."""
     text = literal.text
-    if text in _COMMON or (len(text) > 1 and len(set(text)) == 1):
+    if text in _COMMON or (len(text) > 1 and len(set(text)) == 1 and not text.isalnum()):
         return False
     return len(text) >= 3 or literal.whole_word or not (text.isascii() and text.isalnum())
 
@@ -193,18 +193,21 @@ def _chain_literals(alternative: _Alternative) -> set[Literal]:
     return {lit for part in parts for lit in (*part.literals, *part.starts)}
 
 
-_NUMBERS = {
-    lit: n
-    for n, lit in enumerate(
-        sorted(
-            {lit for a in _ALTERNATIVES for r in (*a.needs, a.starts) for lit in r if _rare(lit)}
-            | {lit for a in _ALTERNATIVES for lit in _chain_literals(a) if _rare(lit)}
-        )
-    )
+_ALL_LITERALS = sorted(
+    {lit for a in _ALTERNATIVES for r in (*a.needs, a.starts) for lit in r if _rare(lit)}
+    | {lit for a in _ALTERNATIVES for lit in _chain_literals(a) if _rare(lit)}
+)
+# One number per string: the same string with different \b conditions is listed once, with
+# the conditions all its forms share (where those hold is where any form can be; the
+# regexes check the rest), so each occurrence the finder reports is one check.
+_EDGES: dict[str, tuple[bool, bool]] = {}
+for _lit in _ALL_LITERALS:
+    _before, _after = _EDGES.get(_lit.text, (True, True))
+    _EDGES[_lit.text] = (_before and _lit.edge_before, _after and _lit.edge_after)
+_LISTED: dict[str, tuple[int, bool, bool]] = {
+    text: (n, *edges) for n, (text, edges) in enumerate(_EDGES.items())
 }
-_LISTED: dict[str, tuple[tuple[int, bool, bool], ...]] = {}
-for _lit, _n in _NUMBERS.items():
-    _LISTED[_lit.text] = (*_LISTED.get(_lit.text, ()), (_n, _lit.edge_before, _lit.edge_after))
+_NUMBERS = {lit: _LISTED[lit.text][0] for lit in _ALL_LITERALS}
 _FIND = Finder(_LISTED)
 # A text's unflattened reading is only read by the alternatives that read lines.
 _FIND_LINES = Finder(
@@ -288,30 +291,30 @@ class _Reading:
         listed = _LISTED
         # The hot loop of a scan: \b is checked inline (a word character: alnum or _).
         for start, string in (finder or _FIND).hits(reading.folded):
-            for number, before, after in listed[string]:
-                if number in dense:
+            number, before, after = listed[string]
+            if number in dense:
+                continue
+            if before:
+                char = text[start]
+                word = char.isalnum() or char == "_"
+                if start and ((char := text[start - 1]).isalnum() or char == "_") == word:
                     continue
-                if before:
-                    char = text[start]
-                    word = char.isalnum() or char == "_"
-                    if start and ((char := text[start - 1]).isalnum() or char == "_") == word:
-                        continue
-                    if not start and not word:
-                        continue
-                if after:
-                    end = start + len(string)
-                    char = text[end - 1]
-                    word = char.isalnum() or char == "_"
-                    if end < size and ((char := text[end]).isalnum() or char == "_") == word:
-                        continue
-                    if end == size and not word:
-                        continue
-                if (hits := at.get(number)) is None:
-                    at[number] = [start]
-                elif len(hits) < _DENSE:
-                    hits.append(start)
-                else:
-                    dense.add(number)
+                if not start and not word:
+                    continue
+            if after:
+                end = start + len(string)
+                char = text[end - 1]
+                word = char.isalnum() or char == "_"
+                if end < size and ((char := text[end]).isalnum() or char == "_") == word:
+                    continue
+                if end == size and not word:
+                    continue
+            if (hits := at.get(number)) is None:
+                at[number] = [start]
+            elif len(hits) < _DENSE:
+                hits.append(start)
+            else:
+                dense.add(number)
         return reading
 
     def has(self, need: _Need) -> bool:

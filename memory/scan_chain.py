@@ -578,11 +578,7 @@ class _Level:
                 if scout - part.most > limit:
                     break
                 position = max(position, scout - part.most)
-                # Starts up to a little past the scout (its next ones may be close); with
-                # the places known (``positions``), only up to the scout: the next is found
-                # as cheaply.
-                reach = 0 if self.positions is not None else 4 * part.reach
-                last = min(limit, max(scout, position) + reach)
+                last = min(limit, max(scout, position) + 4 * part.reach)
             read_to = min(size, last + part.reach)
             if self.starts is not None:
                 match = self._match_at_starts(position, last, read_to)

@@ -283,10 +283,22 @@ def _leading(items: Any) -> _Strings:
             inner = frozenset(s for branch in av[1] for s in _leading(branch))
         elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and av[0] >= 1:
             inner = _leading(av[2])
-        if inner is not None and (joined := _cross(run, inner)) is not None:
+        if inner is not None and (joined := _cross_leading(run, inner)) is not None:
             run = joined
         break
     return run
+
+
+_MAX_LEADING = 1024  # a vocabulary's words, each a place a match can start at
+
+
+def _cross_leading(left: _Strings, right: _Strings) -> _Strings | None:
+    """``_cross``, but a single string before a large set (``\\b`` before a vocabulary) is
+    as many strings as the set: worth knowing where each match starts."""
+    if len(left) == 1 and len(right) <= _MAX_LEADING:
+        (head,) = left
+        return frozenset((head + b).replace(_EDGE * 2, _EDGE) for b in right)
+    return _cross(left, right)
 
 
 def leading(regex: str, flags: int) -> frozenset[Literal] | None:
