@@ -47,7 +47,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, Self
 
 import discord
 import yarl
@@ -125,6 +125,13 @@ class DiscordAdapter:
     @property
     def skipped(self) -> Mapping[SkipReason, int]:
         return self._skips.counts
+
+    async def __aenter__(self) -> Self:
+        """``async with adapter:`` guarantees ``stop``; ``start(sink)`` is still needed."""
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
 
     async def start(self, sink: Sink) -> None:
         if self._client is not None:

@@ -35,7 +35,7 @@ import asyncio
 import contextlib
 import logging
 from collections.abc import Mapping, Sequence
-from typing import Any, Literal
+from typing import Any, Literal, Self
 
 from telegram import Update
 from telegram import error as tg
@@ -140,7 +140,7 @@ class TelegramAdapter:
             raise RuntimeError("the webhook listener is not running")
         return self._listener.port
 
-    async def __aenter__(self) -> TelegramAdapter:
+    async def __aenter__(self) -> Self:
         """``async with adapter:`` guarantees ``stop``; ``start(sink)`` is still needed."""
         return self
 
