@@ -11,6 +11,15 @@ then on only talks to it through this protocol::
     chat_id = await adapter.private_chat(user_id)   # where an answer only they may read goes
     await adapter.stop()
 
+Every adapter is an async context manager that guarantees ``stop``: entering does not
+start it (``start`` needs the sink), leaving stops it however the block ends (``stop`` is
+idempotent, so stopping inside the block as well is fine), and an exception is never
+swallowed::
+
+    async with TelegramAdapter(token) as adapter:
+        await adapter.start(sink)
+        ...
+
 ``send`` renders and splits the text itself (the platform's limit, fences intact) and returns
 the ids of the messages it sent, in order. After each chunk the platform confirmed it awaits
 ``delivered(done, total)`` when given one (``Delivered``): the outbox records the progress,
@@ -40,7 +49,8 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol
+from types import TracebackType
+from typing import Protocol, Self
 
 from adapters.messages import Button, InboundMessage, OutboundMessage
 from adapters.skips import SkipReason
@@ -129,6 +139,20 @@ class Adapter(Protocol):
 
     async def stop(self) -> None:
         """Stop receiving updates and close the client (idempotent)."""
+        ...
+
+    async def __aenter__(self) -> Self:
+        """The adapter itself, not started yet (``start(sink)`` inside the block)."""
+        ...
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+        /,
+    ) -> None:
+        """``await self.stop()``; the exception, if any, goes on (returns None)."""
         ...
 
     async def send(

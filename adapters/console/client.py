@@ -31,7 +31,7 @@ from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Protocol, TextIO, TypeVar
+from typing import Any, Protocol, Self, TextIO, TypeVar
 
 from adapters.base import BotCommand, Delivered, Forbidden, Sink
 from adapters.console.normalize import normalize
@@ -114,6 +114,14 @@ class ConsoleAdapter:
     def skipped(self) -> Mapping[SkipReason, int]:
         """A typed line is always a message (or nothing, when blank): none is skipped."""
         return dict.fromkeys(SKIP_REASONS, 0)
+
+    async def __aenter__(self) -> Self:
+        """``async with adapter:`` guarantees ``stop`` (the terminal's modes and the history
+        are saved however the chat ends); ``start(sink)`` is still needed."""
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
 
     async def start(self, sink: Sink) -> None:
         if self.terminal:

@@ -1,6 +1,8 @@
 """Discord through discord.py: ``normalize`` (Message -> InboundMessage; slash commands and
 button presses too), ``render`` (OutboundMessage -> 2,000-character chunks; buttons become
-components) and ``DiscordAdapter`` (the client lifecycle).
+components) and ``DiscordAdapter`` (``client``: the client and its gateway connection), which
+sends with ``sending``, answers slash commands and presses with ``interactions`` and
+registers ``commands``.
 
 discord.py 2.x imports the stdlib ``audioop`` for voice support, which Python 3.11-3.12 flag
 with a DeprecationWarning at import time. The first import happens here with that one warning

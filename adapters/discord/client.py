@@ -1,10 +1,18 @@
 """The Discord adapter: discord.py 2.x behind the gateway's ``Adapter`` protocol.
 
+This module is the client and its gateway connection: start, stop, reconnects, the
+endpoints, and where events come in. The rest is one module each: ``commands`` (the slash
+command tree and its sync), ``interactions`` (deferred answers, fallbacks, dismiss),
+``sending`` (channel messages, nonces, rate limits), ``components`` (buttons, presses,
+edits), ``intake`` (events that cannot be used), ``errors`` (discord.py's errors
+translated).
+
 Lifecycle. ``start(sink)`` logs in (``GET /users/@me``, ``GET /oauth2/applications/@me``),
 runs ``Client.connect(reconnect=True)`` in a named task and returns once READY (bounded by
 ``ready_timeout``). A bad token raises ``Forbidden`` whose message never contains the token.
 ``stop()`` is idempotent: it closes the client (gateway socket, aiohttp session), awaits the
-connect task and the handlers still delivering to ``sink``.
+connect task and the handlers still delivering to ``sink``. ``async with adapter:``
+guarantees ``stop`` on the way out (``start(sink)`` is still needed).
 
 Endpoints. discord.py has no per-client base URL: ``api_base`` and ``gateway_url`` are
 written to the process-global class attributes ``discord.http.Route.BASE`` (read whenever a
@@ -20,99 +28,45 @@ then RESUME; an invalidated session IDENTIFYs again (after discord.py's fixed 5 
 before any non-initial IDENTIFY). Only fatal closes (4004 bad token,
 4014 privileged intent not enabled, ...) end the connect task; ``connected`` then stays False.
 
-Inbound. Every MESSAGE_CREATE goes through ``normalize`` to ``sink``. Slash commands are a
-``CommandTree`` mirroring ``set_commands``: one that takes text has one optional string
-option ``args``; admin commands carry ``default_member_permissions`` (Administrator).
-The interaction is deferred at once (Discord's 3-second rule; ephemeral in guilds, so command
-output is private to whoever asked), remembered, and handed to ``sink`` as
-``InboundMessage(is_command=True, text="/name args", message_id=<interaction id>)``. An event
-discord.py cannot parse, or one ``normalize`` cannot map, is logged, counted in ``skipped``
-and dropped; the connection reads on (``intake`` says how, and why discord.py alone would
-have ended it).
+Inbound. Every MESSAGE_CREATE goes through ``normalize`` to ``sink``; slash commands and
+button presses go through ``interactions``. An event discord.py cannot parse, or one
+``normalize`` cannot map, is logged, counted in ``skipped`` and dropped; the connection
+reads on (``intake`` says how, and why discord.py alone would have ended it).
 
-Outbound. ``send`` renders (2,000 characters, fences intact), skips ``skip_chunks``, and
-sends with ``AllowedMentions.none()`` (nothing in a reply can ping). A reply to a deferred
-interaction fills the deferred response with the first chunk and sends the rest as followups
-(ephemeral in guilds). Interaction tokens live 15 minutes: past ``interaction_ttl``, when
-Discord says the token is gone, or when the defer itself failed, the rest goes as normal
-messages: to the channel for a DM command, to the asker's DM for a guild command (its output
-was meant to be private, so it never falls back to the public channel). Other replies go
-to ``thread_id or chat_id`` (cached channel, else a ``PartialMessageable``, e.g. a DM after a
-restart), the first chunk as a reply (``fail_if_not_exists=False``), each chunk with the
-nonce ``render.nonce`` derives from ``OutboundMessage.key`` and its index, so Discord
-answers a chunk sent again after a restart with the message it already made (for a few
-minutes: its ``enforce_nonce`` window). Interaction responses carry no nonce.
-
-Rate limits. discord.py buckets routes by their major parameter (the channel id) and on a
-429 sleeps ``retry_after`` and retries inside that bucket only, so flood control on one
-channel delays that channel alone. Waits longer than ``max_ratelimit_timeout`` (discord.py's
-minimum is 30 s) raise ``discord.RateLimited`` instead, translated to ``RateLimited`` for the
-gateway to retry later. Note discord.py also retries 500/502/504/524 itself (sleeping 1, 3, 5,
-7, 9 s), so one request may take 25 s: ``request_timeout`` bounds each one.
-
-Buttons, presses and edits: ``adapters.discord.components``. Errors (``errors.translate``),
-always with ``sent`` (ids already delivered): 429 -> ``RateLimited``; 403 -> ``Forbidden``;
-404 -> ``NotFound``; 5xx, aiohttp and timeouts -> ``Unavailable``; others -> ``BadRequest``.
+Outbound. ``send`` renders (``sending.units``: 2,000 characters, fences intact) and skips
+``skip_chunks``; a reply to an interaction the adapter still holds goes through its token
+(``interactions``), any other to ``thread_id or chat_id`` (``sending.post``). Errors are
+always the ``adapters.base`` family with ``sent`` (ids already delivered;
+``errors.translate``): 429 -> ``RateLimited``; 403 -> ``Forbidden``; 404 -> ``NotFound``;
+5xx, aiohttp and timeouts -> ``Unavailable``; others -> ``BadRequest``.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import io
 import logging
-import re
-import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Self
 
-import aiohttp
 import discord
 import yarl
-from discord import app_commands
 
-from adapters.base import (
-    BotCommand,
-    Delivered,
-    Forbidden,
-    NotFound,
-    Sink,
-    Unavailable,
-)
-from adapters.chunking import REPLY_FILE, file_caption, fold
-from adapters.discord.components import Deferred, acknowledge, edit, make_view
-from adapters.discord.errors import NO_PINGS, TOKEN_GONE, snowflake, translate
+from adapters.base import BotCommand, Delivered, Forbidden, NotFound, Sink, Unavailable
+from adapters.discord import commands as slash
+from adapters.discord.components import edit
+from adapters.discord.errors import snowflake, translate
 from adapters.discord.intake import Client as _Client
 from adapters.discord.intake import Tree, guard_parsers, normalised
-from adapters.discord.normalize import normalize, normalize_interaction, normalize_press
-from adapters.discord.render import nonce, render
+from adapters.discord.interactions import Interactions
+from adapters.discord.normalize import normalize
+from adapters.discord.sending import Progress, post, units
 from adapters.messages import Button, InboundMessage, OutboundMessage
 from adapters.skips import SkipReason, Skips
 
 __all__ = ["DiscordAdapter"]
 
 log = logging.getLogger(__name__)
-
-_MAX_PENDING = 1000
-
-
-_COMMAND_NAME = re.compile(r"[-_a-z0-9]{1,32}")
-
-
-@dataclass(frozen=True, slots=True)
-class _WholeText:
-    """The last unit of a reply past ``max_chunks``: its whole text, as a Markdown file."""
-
-    text: str
-
-
-def _content(chunk: str | _WholeText) -> dict[str, Any]:
-    """``Messageable.send`` / ``followup.send`` arguments for one unit of a reply."""
-    if isinstance(chunk, str):
-        return {"content": chunk}
-    data = io.BytesIO(chunk.text.encode("utf-8"))
-    return {"content": file_caption(chunk.text), "file": discord.File(data, REPLY_FILE)}
 
 
 class DiscordAdapter:
@@ -150,7 +104,9 @@ class DiscordAdapter:
         self._failure: BaseException | None = None
         self._sink: Sink | None = None
         self._handlers: set[asyncio.Task[Any]] = set()
-        self._pending: dict[int, Deferred] = {}
+        self._interactions = Interactions(
+            skips=self._skips, deliver=self._deliver, ttl=interaction_ttl, timeout=request_timeout
+        )
         self._command_names: frozenset[str] | None = None
         self._saved_hooks: tuple[str, yarl.URL] | None = None
 
@@ -170,6 +126,13 @@ class DiscordAdapter:
     def skipped(self) -> Mapping[SkipReason, int]:
         return self._skips.counts
 
+    async def __aenter__(self) -> Self:
+        """``async with adapter:`` guarantees ``stop``; ``start(sink)`` is still needed."""
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
+
     async def start(self, sink: Sink) -> None:
         if self._client is not None:
             raise RuntimeError("DiscordAdapter is already started")
@@ -186,7 +149,7 @@ class DiscordAdapter:
             max_ratelimit_timeout=self._max_ratelimit_timeout,
         )
         guard_parsers(client, self._skips)
-        tree = Tree(client, skips=self._skips, on_unknown=self._on_command)
+        tree = Tree(client, skips=self._skips, on_unknown=self._interactions.on_command)
         self._client, self._tree, self._sink = client, tree, sink
         self._failure = None
         try:
@@ -255,7 +218,7 @@ class DiscordAdapter:
                 handler.cancel()
             if late:
                 await asyncio.wait(late, timeout=1.0)
-        self._pending.clear()
+        self._interactions.clear()
         self._tree = None
         self._restore_hooks()
 
@@ -314,113 +277,30 @@ class DiscordAdapter:
         if inbound is not None:
             await self._deliver(inbound)
 
-    async def _on_command(
-        self, interaction: discord.Interaction[Any], name: str, args: str | None
-    ) -> None:
-        inbound = normalised(  # first: what we cannot answer is not deferred
-            self._skips, "INTERACTION_CREATE", interaction.id,
-            lambda: normalize_interaction(interaction, name=name, args=args),
-        )  # fmt: skip
-        if inbound is None:
-            return
-        ephemeral = interaction.guild_id is not None
-        deferred = False
-        try:
-            async with asyncio.timeout(self._request_timeout):
-                await interaction.response.defer(ephemeral=ephemeral, thinking=True)
-            deferred = True
-        except (discord.DiscordException, aiohttp.ClientError, TimeoutError, OSError) as exc:
-            log.warning("discord: could not defer /%s: %s", name, translate(exc, ()) or exc)
-        # remembered even when the defer failed: the answer then takes the fallback route,
-        # which keeps guild command output out of the public channel
-        self._remember(Deferred(interaction, time.monotonic(), ephemeral, deferred))
-        await self._deliver(inbound)
-
     async def _on_press(self, interaction: discord.Interaction[Any]) -> None:
-        """A button press: acknowledged at once, remembered (answers go as followups, the
-        edit of its message through its token), then normalised for the sink."""
         client = self._client
         if client is None or client.user is None:
             return
-        bot_id = client.user.id
-        inbound = normalised(  # first: what we cannot answer is not acknowledged
-            self._skips, "INTERACTION_CREATE", interaction.id,
-            lambda: normalize_press(interaction, bot_id=bot_id),
-        )  # fmt: skip
-        if inbound is None:
-            return
-        deferred = await acknowledge(interaction, self._request_timeout)
-        ephemeral = interaction.guild_id is not None
-        self._remember(Deferred(interaction, time.monotonic(), ephemeral, deferred, True))
-        await self._deliver(inbound)
-
-    def _remember(self, pending: Deferred) -> None:
-        now = time.monotonic()
-        for key in [k for k, p in self._pending.items() if now - p.created > self._interaction_ttl]:
-            del self._pending[key]
-        while len(self._pending) >= _MAX_PENDING:
-            del self._pending[next(iter(self._pending))]
-        self._pending[pending.interaction.id] = pending
-
-    def _make_command(self, command: BotCommand) -> app_commands.Command[Any, ..., Any]:
-        """An application command that hands ``/name [args]`` to the gateway. It has the
-        optional ``args`` option only when it takes text; an admin command is shown by
-        default to members with Administrator only (a hint: the gateway decides)."""
-        name = command.name
-
-        async def with_args(interaction: discord.Interaction[Any], args: str | None = None) -> None:
-            await self._on_command(interaction, name, args)
-
-        async def bare(interaction: discord.Interaction[Any]) -> None:
-            await self._on_command(interaction, name, None)
-
-        callback: Any = (
-            app_commands.describe(args="Arguments, e.g. notes")(with_args) if command.args else bare
-        )
-        made: app_commands.Command[Any, ..., Any] = app_commands.Command(
-            name=name, description=(command.description.strip() or name)[:100], callback=callback
-        )
-        if command.admin:
-            made.default_permissions = discord.Permissions(administrator=True)
-        return made
+        await self._interactions.on_press(interaction, client.user.id)
 
     async def set_commands(
         self, commands: Sequence[BotCommand], *, admins: Sequence[str] = ()
     ) -> None:
-        """Mirror the gateway's commands as slash commands and sync them (PUT, global).
-        ``admins`` are not needed: Discord narrows admin commands by permission."""
+        """Mirror the gateway's commands as slash commands and sync them (PUT, global;
+        ``commands``). ``admins`` are not needed: Discord narrows admin commands by
+        permission."""
         self._running()
         tree = self._tree
         assert tree is not None
-        tree.clear_commands(guild=None)
-        # Discord takes lower-case names of 1-32 letters, digits, - and _ (at most 100);
-        # others are left out of the menu (typed in a DM they still arrive as commands)
-        usable = [c for c in commands if _COMMAND_NAME.fullmatch(c.name)][:100]
-        for command in usable:
-            tree.add_command(self._make_command(command))
-        self._command_names = frozenset(command.name for command in usable)
-        try:
-            async with asyncio.timeout(self._request_timeout):
-                await tree.sync()
-        except Exception as exc:
-            raise (translate(exc, ()) or exc) from exc
+        self._command_names = slash.install(tree, commands, self._interactions.on_command)
+        await slash.sync(tree, timeout=self._request_timeout)
 
     # -- outbound -------------------------------------------------------------------------
 
     async def dismiss(self, message: InboundMessage) -> None:
         """A slash command the gateway will not answer: its deferred "thinking…" is
-        deleted (a press was acknowledged without one: nothing to undo)."""
-        pending = self._pending.get(snowflake(message.message_id) or 0)
-        if pending is None or pending.original_used or message.is_callback:
-            return
-        del self._pending[pending.interaction.id]
-        if not pending.deferred:
-            return
-        try:
-            async with asyncio.timeout(self._request_timeout):
-                await pending.interaction.delete_original_response()
-        except Exception as exc:  # best effort: it expires by itself
-            log.debug("discord: could not withdraw a deferred answer: %s", exc)
+        deleted (``interactions``)."""
+        await self._interactions.dismiss(message)
 
     async def private_chat(self, user_id: str) -> str:
         """The user's DM channel (``POST /users/@me/channels``; discord.py's cache first)."""
@@ -443,8 +323,9 @@ class DiscordAdapter:
         channel, target = snowflake(thread_id or chat_id), snowflake(message_id)
         if channel is None or target is None:
             raise NotFound(f"not a Discord message: {chat_id!r}/{message_id!r}")
-        await edit(self._running(), channel, target, text, buttons, presses=self._pending,
-                   ttl=self._interaction_ttl, timeout=self._request_timeout)  # fmt: skip
+        await edit(self._running(), channel, target, text, buttons,
+                   presses=self._interactions.pending, ttl=self._interaction_ttl,
+                   timeout=self._request_timeout)  # fmt: skip
 
     async def typing(self, chat_id: str, thread_id: str | None = None) -> None:
         client = self._running()
@@ -460,129 +341,20 @@ class DiscordAdapter:
     async def send(
         self, message: OutboundMessage, *, delivered: Delivered | None = None
     ) -> list[str]:
-        chunks: list[str | _WholeText] = list(render(message))
-        kept, as_file = fold(len(chunks), message.max_chunks)
-        if as_file:  # past max_chunks: the first chunks, then the whole text as a file
-            chunks = [*chunks[:kept], _WholeText(message.text)]
+        chunks = units(message)
         client = self._running()
-        progress = _Progress(message.key, message.skip_chunks, len(chunks), delivered)
+        progress = Progress(message.key, message.skip_chunks, len(chunks), delivered)
         chunks = chunks[message.skip_chunks :]
         if not chunks:
             return []
-        reply_id = snowflake(message.reply_to_message_id)
-        pending = self._pending.get(reply_id) if reply_id is not None else None
+        pending = self._interactions.find(message.reply_to_message_id)
         if pending is not None:
-            return await self._answer(client, pending, chunks, message, progress)
+            return await self._interactions.answer(client, pending, chunks, message, progress)
         target = snowflake(message.thread_id or message.chat_id)
         if target is None:
             raise NotFound(f"not a Discord channel id: {message.thread_id or message.chat_id!r}")
         reply = message.reply_to_message_id if message.skip_chunks == 0 else None
-        return await self._post(client, target, chunks, reply, progress, buttons=message.buttons)
-
-    async def _post(
-        self, client: _Client, target: int, chunks: Sequence[str | _WholeText],
-        reply: str | None, progress: _Progress, *, buttons: tuple[Button, ...] = (),
-    ) -> list[str]:  # fmt: skip
-        channel: Any = client.get_channel(target)
-        if not isinstance(channel, discord.abc.Messageable):
-            channel = client.get_partial_messageable(target)
-        for index, chunk in enumerate(chunks):
-            reference = None
-            if index == 0 and reply is not None and reply.isdigit():
-                reference = discord.MessageReference(
-                    message_id=int(reply), channel_id=target, fail_if_not_exists=False
-                )
-            try:
-                async with asyncio.timeout(self._request_timeout):
-                    posted = await channel.send(
-                        **_content(chunk), reference=reference, allowed_mentions=NO_PINGS,
-                        nonce=progress.nonce(), **_view(buttons, index == len(chunks) - 1),
-                    )  # fmt: skip
-            except Exception as exc:
-                raise (translate(exc, progress.sent) or exc) from exc
-            await progress.done(posted.id)
-        return progress.sent
-
-    async def _answer(
-        self,
-        client: _Client,
-        pending: Deferred,
-        chunks: Sequence[str | _WholeText],
-        message: OutboundMessage,
-        progress: _Progress,
-    ) -> list[str]:
-        sent, rest = progress.sent, self._fallback
-        interaction = pending.interaction
-        async with pending.lock:
-            for index, chunk in enumerate(chunks):
-                expired = time.monotonic() - pending.created > self._interaction_ttl
-                if expired or not pending.deferred:
-                    return await rest(client, pending, chunks[index:], message, progress)
-                view = _view(message.buttons, index == len(chunks) - 1)
-                try:
-                    async with asyncio.timeout(self._request_timeout):
-                        if not pending.original_used and isinstance(chunk, str):
-                            posted: discord.Message = await interaction.edit_original_response(
-                                content=chunk, allowed_mentions=NO_PINGS, **view
-                            )
-                            pending.original_used = True
-                        else:
-                            posted = await interaction.followup.send(
-                                **_content(chunk),
-                                ephemeral=pending.ephemeral,
-                                allowed_mentions=NO_PINGS,
-                                wait=True,
-                                **view,
-                            )
-                except discord.HTTPException as exc:
-                    if exc.code in TOKEN_GONE:
-                        return await rest(client, pending, chunks[index:], message, progress)
-                    raise (translate(exc, sent) or exc) from exc
-                except Exception as exc:
-                    raise (translate(exc, sent) or exc) from exc
-                await progress.done(posted.id)
-        return sent
-
-    async def _fallback(
-        self, client: _Client, pending: Deferred, chunks: Sequence[str | _WholeText],
-        message: OutboundMessage, progress: _Progress,
-    ) -> list[str]:  # fmt: skip
-        """The interaction cannot answer (token expired or gone, or never deferred): a DM
-        interaction continues in its channel, a guild one (private output) in the asker's DM."""
-        self._pending.pop(pending.interaction.id, None)
-        if not pending.ephemeral:
-            return await self._post(
-                client, int(message.chat_id), chunks, None, progress, buttons=message.buttons
-            )
-        try:
-            async with asyncio.timeout(self._request_timeout):
-                dm = await pending.interaction.user.create_dm()
-        except Exception as exc:
-            raise (translate(exc, progress.sent) or exc) from exc
-        return await self._post(client, dm.id, chunks, None, progress, buttons=message.buttons)
-
-
-@dataclass(slots=True)
-class _Progress:
-    """One ``send`` under way: the ids delivered, the next chunk's nonce, the report."""
-
-    key: str  # OutboundMessage.key: chunks get stable nonces only with one
-    skip: int  # chunks delivered by earlier attempts
-    total: int
-    report: Delivered | None
-    sent: list[str] = field(default_factory=list)
-
-    def nonce(self) -> str | None:
-        """None: discord.py draws a random one (a re-send is then a new message)."""
-        return nonce(self.key, self.skip + len(self.sent)) if self.key else None
-
-    async def done(self, message_id: int) -> None:
-        self.sent.append(str(message_id))
-        if self.report is not None:
-            await self.report(self.skip + len(self.sent), self.total)
-
-
-def _view(buttons: tuple[Button, ...], last: bool) -> dict[str, Any]:
-    """``view=`` for a send: the buttons ride on the last chunk only."""
-    view = make_view(buttons) if last else None
-    return {"view": view} if view is not None else {}
+        return await post(
+            client, target, chunks, reply, progress,
+            buttons=message.buttons, timeout=self._request_timeout,
+        )  # fmt: skip

@@ -1,9 +1,10 @@
 """Telegram: python-telegram-bot behind the ``Adapter`` protocol.
 
 ``normalize`` (Update -> InboundMessage), ``render`` (OutboundMessage -> HTML chunks with a
-plain fallback, via ``markup.markdown_to_html``) and ``TelegramAdapter`` (the client
-lifecycle: polling or webhook, sending, error translation). Only this package imports
-``telegram``.
+plain fallback, via ``markup.markdown_to_html``) and ``TelegramAdapter`` (``client``: the
+Application's lifecycle), which updates reach through ``polling`` or ``webhook`` and which
+sends with ``sending`` and ``menus``, its errors translated by ``errors``. Only this package
+imports ``telegram``.
 
 ``PTB_TIMEDELTA``: since 22.2, PTB emits a ``PTBDeprecationWarning`` (a ``UserWarning``, so
 printed in production and an error under ``pytest -W error``) every time it *builds* a

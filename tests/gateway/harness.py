@@ -18,6 +18,7 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import Self
 
 from adapters.base import BotCommand, Delivered, PlatformError, Sink
 from adapters.chunking import split_message
@@ -80,6 +81,12 @@ class ChatAdapter:
 
     async def stop(self) -> None:
         self.sink = None
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.stop()
 
     async def send(
         self, message: OutboundMessage, *, delivered: Delivered | None = None

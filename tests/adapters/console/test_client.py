@@ -133,3 +133,23 @@ async def test_the_end_of_input_ends_the_chat_and_a_private_chat_is_this_one(
     assert await adapter.private_chat("ada") == "console-ada"
     with pytest.raises(Forbidden):
         await adapter.private_chat("bob")
+
+
+async def test_leaving_async_with_stops_reading(pipe: tuple[int, int]) -> None:
+    out = io.StringIO()
+    gate = Gate()
+    adapter = ConsoleAdapter(user_id="ada", chat_id="console-ada", stdin=pipe[0], stdout=out)
+    adapter.bind(gate)
+    async with adapter as entered:
+        assert entered is adapter and not adapter.connected  # entering does not start it
+        await adapter.start(gate.sink)
+        os.write(pipe[1], b"inside\n")
+        await gate.next()
+        gate.answer()
+        assert adapter.connected
+    assert not adapter.connected and adapter.closed
+    assert not [t for t in asyncio.all_tasks() if t.get_name() == "console:input"]
+    assert gate.received == ["inside"]
+    with pytest.raises(RuntimeError, match="the block failed"):  # not swallowed
+        async with adapter:
+            raise RuntimeError("the block failed")

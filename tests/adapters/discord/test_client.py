@@ -376,6 +376,33 @@ async def test_stop_is_clean_and_idempotent(world: World) -> None:
         await adapter.send(out(world.dm, "after stop"))
 
 
+async def test_leaving_async_with_stops_it_as_stop_does(world: World) -> None:
+    base = discord.http.Route.BASE
+    dc = world.dc
+    adapter = world.adapter = world.make()  # the fixture stops it should this test fail
+    async with adapter as entered:
+        assert entered is adapter and not adapter.connected  # entering does not start it
+        await adapter.start(world.sink)
+        await dc.push_message(world.dm, world.alice, "inside")
+        assert (await world.next()).text == "inside"
+    assert not adapter.connected
+    await dc.wait_for(lambda: not dc._connections)  # the gateway socket is closed
+    assert base == discord.http.Route.BASE  # the process-global hook is restored
+    gc.collect()  # an unclosed aiohttp session would warn now (warnings are errors)
+    with pytest.raises(Unavailable):
+        await adapter.send(out(world.dm, "after the block"))
+
+    async def failing_block() -> None:
+        async with adapter:
+            await adapter.start(world.sink)
+            raise RuntimeError("the block failed")
+
+    with pytest.raises(RuntimeError, match="the block failed"):  # not swallowed
+        await failing_block()
+    assert not adapter.connected and base == discord.http.Route.BASE
+    await dc.wait_for(lambda: not dc._connections)
+
+
 async def test_bad_token_is_a_clear_error_without_the_token(world: World) -> None:
     secret = "MTEx.wrong-token.s3cr3t"
     adapter = DiscordAdapter(secret, api_base=world.dc.api_base, gateway_url=world.dc.gateway_url)

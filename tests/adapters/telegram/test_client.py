@@ -470,6 +470,49 @@ async def test_stop_is_clean_and_idempotent(api: FakeBotAPI, inbox: Inbox) -> No
     await adapter.stop()
 
 
+async def test_leaving_async_with_stops_it_as_stop_does(api: FakeBotAPI, inbox: Inbox) -> None:
+    adapter = make(api, poll_timeout=30.0)
+    async with adapter as entered:
+        assert entered is adapter and not adapter.connected  # entering does not start it
+        await adapter.start(inbox)
+        api.push_text(USER, USER, "inside")
+        assert (await inbox.next()).text == "inside"
+        await eventually(lambda: len(api.calls_of("getUpdates")) >= 2)  # a long poll waits
+        started = asyncio.get_running_loop().time()
+    assert asyncio.get_running_loop().time() - started < 1.0  # the long poll was cancelled
+    assert not adapter.connected and api.pending_updates == []  # what the sink had: confirmed
+    assert not [t for t in asyncio.all_tasks() if t.get_name().startswith("telegram:")]
+    with pytest.raises(Unavailable, match="not running"):
+        await adapter.send(OutboundMessage("telegram", str(USER), "x"))
+
+    async def failing_block() -> None:
+        async with adapter:
+            await adapter.start(inbox)
+            raise RuntimeError("the block failed")
+
+    with pytest.raises(RuntimeError, match="the block failed"):  # not swallowed
+        await failing_block()
+    assert not adapter.connected
+    async with adapter:  # stopped inside the block too: idempotent
+        await adapter.start(inbox)
+        await adapter.stop()
+
+
+async def test_leaving_async_with_closes_the_webhook_listener(
+    api: FakeBotAPI, inbox: Inbox
+) -> None:
+    adapter = make(api, mode="webhook", webhook_port=0, webhook_url="https://bot.example.org/tg")
+    async with adapter:
+        await adapter.start(inbox)
+        url = f"http://127.0.0.1:{adapter.webhook_port}/telegram"
+    assert not adapter.connected
+    with pytest.raises(RuntimeError, match="not running"):
+        adapter.webhook_port  # noqa: B018 -- the property raises
+    async with aiohttp.ClientSession() as session:
+        with pytest.raises(aiohttp.ClientConnectionError):
+            await session.post(url, json={"update_id": 1})
+
+
 async def test_a_bad_token_fails_start_without_revealing_it(
     api: FakeBotAPI, inbox: Inbox, caplog: pytest.LogCaptureFixture
 ) -> None:
