@@ -38,7 +38,7 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli.memory import UsageError
+from gateway.cli.common import UsageError
 from gateway.config import Config, Paths
 
 if TYPE_CHECKING:

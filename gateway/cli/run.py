@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 from gateway import logs
 from gateway.cli.chat import build_model
-from gateway.cli.memory import UsageError
+from gateway.cli.common import UsageError
 from gateway.config import (
     Config,
     ConfigError,

@@ -21,7 +21,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from gateway.cli.memory import UsageError
+from gateway.cli.common import UsageError
 from gateway.config import Config, Paths
 from gateway.people import person_option
 from gateway.terminal import visible
