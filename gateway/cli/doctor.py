@@ -46,8 +46,7 @@ from typing import Any, Literal
 from adapters.base import Forbidden, PlatformError
 from agent_core.models import ModelError, ModelInvalidResponse
 from gateway.cli.preflight import check_environment
-from gateway.cli.run import secrets_of
-from gateway.config import Config, Paths, memory_stores
+from gateway.config import Config, Paths, memory_stores, secrets_of
 from gateway.logs import Redactor
 from gateway.terminal import visible
 from memory.archive import Archive

@@ -32,6 +32,7 @@ from gateway.config import (
     Paths,
     TelegramConfig,
     load_config,
+    secrets_of,
 )
 from gateway.ops_http import parse_listen
 
@@ -103,16 +104,6 @@ def adapters_for(config: Config, environ: Mapping[str, str]) -> dict[str, Adapte
             " in config.yaml (or try `mnemo chat` on this terminal)"
         )
     return made
-
-
-def secrets_of(config: Config, environ: Mapping[str, str]) -> list[str]:
-    names = [
-        config.model.api_key_env,
-        config.platforms.telegram.token_env,
-        config.platforms.telegram.webhook_secret_env,
-        config.platforms.discord.token_env,
-    ]
-    return [environ[name] for name in names if environ.get(name)]
 
 
 def _run(args: argparse.Namespace, paths: Paths, config: Config) -> int:

@@ -15,6 +15,7 @@ from gateway.config.schema import (
     load_config,
     memory_stores,
     resolve_paths,
+    secrets_of,
 )
 
 __all__ = [
@@ -28,4 +29,5 @@ __all__ = [
     "load_config",
     "memory_stores",
     "resolve_paths",
+    "secrets_of",
 ]

@@ -69,6 +69,7 @@ __all__ = [
     "load_config",
     "memory_stores",
     "resolve_paths",
+    "secrets_of",
 ]
 
 
@@ -306,6 +307,24 @@ def memory_stores(paths: Paths, config: Config) -> MemoryStores:
         scope=mem.scope,
         write_approval=mem.write_approval,
     )
+
+
+def secrets_of(config: Config, environ: Mapping[str, str]) -> list[str]:
+    """The secrets ``config`` names, as ``environ`` holds them (the log redactor's list):
+    the value of every ``*_env`` key, wherever it is (the API key, every platform's bot
+    token, the webhook secret), enabled or not."""
+    return [environ[name] for name in _env_names(config) if environ.get(name)]
+
+
+def _env_names(section: BaseModel) -> list[str]:
+    names: list[str] = []
+    for key in type(section).model_fields:
+        value = getattr(section, key)
+        if isinstance(value, BaseModel):
+            names += _env_names(value)
+        elif key.endswith("_env") and isinstance(value, str):
+            names.append(value)
+    return names
 
 
 def load_config(paths: Paths) -> Config:
