@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 from collections.abc import Callable, Mapping
 
@@ -9,8 +10,9 @@ from adapters.base import Adapter
 from agent_core.agent import Agent, AgentSettings
 from agent_core.compress import CompressionSettings
 from agent_core.models import Model
+from agent_core.models.scripted import ScriptedModel, echo
 from gateway.auth import Access, Auth, PairingStore
-from gateway.config import Config, Paths, memory_stores
+from gateway.config import Config, ConfigError, Paths, memory_stores
 from gateway.limits import Limits
 from gateway.metrics import Metrics
 from gateway.service import Gateway, GatewaySettings, PlatformPolicy
@@ -22,6 +24,7 @@ __all__ = [
     "agent_settings",
     "build_agent",
     "build_gateway",
+    "build_model",
     "gateway_settings",
     "memory_stores",
 ]
@@ -83,6 +86,34 @@ def gateway_settings(config: Config) -> GatewaySettings:
             )
             for name, p in (("telegram", platforms.telegram), ("discord", platforms.discord))
         },
+    )
+
+
+def build_model(
+    config: Config, *, dry_run: bool = False, environ: Mapping[str, str] | None = None
+) -> Model:
+    """The model ``config.model`` names, or with ``dry_run`` an echo model that needs no
+    endpoint. ``ConfigError`` when the endpoint needs an API key ``environ`` (default: the
+    process environment) does not hold; the model SDK is imported only here."""
+    if dry_run:
+        return ScriptedModel(respond=echo, name="dry-run")
+    env = os.environ if environ is None else environ
+    key = env.get(config.model.api_key_env)
+    if not key and config.model.base_url is None:
+        raise ConfigError(
+            [
+                f"{config.model.api_key_env} is not set (needed to reach {config.model.name});"
+                " set it, point model.base_url at a local server, or try `mnemo chat --dry-run`"
+            ]
+        )
+    from agent_core.models.openai import OpenAIModel  # noqa: PLC0415 - the SDK only when used
+
+    return OpenAIModel(
+        name=config.model.name,
+        base_url=config.model.base_url,
+        api_key=key,
+        timeout_s=config.model.timeout_s,
+        max_retries=config.model.max_retries,
     )
 
 

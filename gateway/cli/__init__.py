@@ -66,6 +66,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except UsageError as exc:
         print(f"mnemo: error: {exc}", file=sys.stderr)
         return 2
+    except ConfigError as exc:  # what the config asks of the environment (wiring.build_model)
+        for line in exc.lines:
+            print(f"mnemo: error: {line}", file=sys.stderr)
+        return 2
     except BrokenPipeError:  # `mnemo ... | head`
         return 0
     return code

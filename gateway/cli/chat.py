@@ -31,14 +31,12 @@ import argparse
 import asyncio
 import contextlib
 import getpass
-import os
 import re
 import signal
 import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli.common import UsageError
 from gateway.config import Config, Paths
 
 if TYPE_CHECKING:
@@ -63,29 +61,6 @@ def console_person(user: str | None = None) -> str:
     return "console-" + (re.sub(r"[^a-z0-9._-]", "_", name).strip("._-") or "user")
 
 
-def build_model(config: Config, *, dry_run: bool, environ: dict[str, str] | None = None) -> Model:
-    if dry_run:
-        from agent_core.models.scripted import ScriptedModel, echo
-
-        return ScriptedModel(respond=echo, name="dry-run")
-    env = os.environ if environ is None else environ
-    key = env.get(config.model.api_key_env)
-    if not key and config.model.base_url is None:
-        raise UsageError(
-            f"{config.model.api_key_env} is not set (needed to reach {config.model.name});"
-            " set it, point model.base_url at a local server, or try `mnemo chat --dry-run`"
-        )
-    from agent_core.models.openai import OpenAIModel
-
-    return OpenAIModel(
-        name=config.model.name,
-        base_url=config.model.base_url,
-        api_key=key,
-        timeout_s=config.model.timeout_s,
-        max_retries=config.model.max_retries,
-    )
-
-
 def console_access(config: Config, user_id: str) -> Access:
     """The config's access rules, plus the console person as an admin (see above)."""
     from gateway.wiring import access
@@ -107,6 +82,8 @@ def console_settings(config: Config) -> GatewaySettings:
 
 
 def _chat(args: argparse.Namespace, paths: Paths, config: Config) -> int:
+    from gateway.wiring import build_model
+
     model = build_model(config, dry_run=args.dry_run)
     try:
         return asyncio.run(_run(model, paths, config, args.session))

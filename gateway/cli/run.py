@@ -23,7 +23,6 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from gateway import logs
-from gateway.cli.chat import build_model
 from gateway.cli.common import UsageError
 from gateway.config import (
     Config,
@@ -114,7 +113,9 @@ def _run(args: argparse.Namespace, paths: Paths, config: Config) -> int:
             parse_listen(config.ops.http.listen)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    model = build_model(config, dry_run=False, environ=environ)
+    from gateway.wiring import build_model
+
+    model = build_model(config, environ=environ)
     level = logging.DEBUG if args.verbose else getattr(logging, config.ops.log_level.upper())
     logs.install(secrets_of(config, environ), level=level, fmt=config.ops.log_format)
     try:
