@@ -37,7 +37,7 @@ from gateway.commands import CommandReply, answered_privately
 from gateway.ledger import Inbound, Ledger, Outgoing
 from gateway.outbox import EDIT, Delivery, Outbox
 from gateway.pairing import PairingStore
-from gateway.router import SessionKey
+from gateway.sessions import SessionKey
 from memory import MemoryStores
 
 __all__ = ["ANSWERED_PRIVATELY", "ASK_PRIVATELY", "RESTARTED", "Replies"]

@@ -49,8 +49,8 @@ from gateway.metrics import Metrics, archive_bytes, memory_usage
 from gateway.outbox import Outbox
 from gateway.pairing import PairingDesk
 from gateway.replies import Replies
-from gateway.router import Router, RouterClosed, SessionKey
-from gateway.sessions import GroupScope, Sessions
+from gateway.router import Router, RouterClosed
+from gateway.sessions import GroupScope, SessionKey, Sessions
 from gateway.turn_text import merged_text, skill_turn
 
 __all__ = ["Gateway", "GatewaySettings", "PlatformPolicy"]
