@@ -12,9 +12,10 @@ from agent_core.compress import CompressionSettings
 from agent_core.models import Model
 from agent_core.models.scripted import ScriptedModel, echo
 from gateway.auth import Access, Auth, PairingStore
-from gateway.config import Config, ConfigError, Paths, memory_stores
+from gateway.config import Config, ConfigError, Paths, PlatformConfig, memory_stores
 from gateway.limits import Limits
 from gateway.metrics import Metrics
+from gateway.platforms import PLATFORMS
 from gateway.service import Gateway, GatewaySettings, PlatformPolicy
 from memory.archive import Archive
 from memory.skills import SkillStore
@@ -50,23 +51,16 @@ def agent_settings(config: Config) -> AgentSettings:
 
 
 def access(config: Config) -> Access:
-    platforms = config.platforms
+    sections = _platform_sections(config)
     return Access(
-        allowed_users={
-            "telegram": frozenset(platforms.telegram.allowed_users),
-            "discord": frozenset(platforms.discord.allowed_users),
-        },
-        allowed_chats={
-            "telegram": frozenset(platforms.telegram.allowed_chats),
-            "discord": frozenset(platforms.discord.allowed_chats),
-        },
+        allowed_users={name: frozenset(p.allowed_users) for name, p in sections.items()},
+        allowed_chats={name: frozenset(p.allowed_chats) for name, p in sections.items()},
         admins=frozenset(config.gateway.admins),
     )
 
 
 def gateway_settings(config: Config) -> GatewaySettings:
     section = config.gateway
-    platforms = config.platforms
     return GatewaySettings(
         group_sessions_per_user=section.group_sessions_per_user,
         group_scope=config.memory.group_scope,
@@ -84,9 +78,14 @@ def gateway_settings(config: Config) -> GatewaySettings:
                 require_mention=p.require_mention,
                 free_response_chats=frozenset(p.free_response_chats),
             )
-            for name, p in (("telegram", platforms.telegram), ("discord", platforms.discord))
+            for name, p in _platform_sections(config).items()
         },
     )
+
+
+def _platform_sections(config: Config) -> dict[str, PlatformConfig]:
+    """Each platform's ``platforms.<name>`` section, in ``PLATFORMS`` order."""
+    return {name: getattr(config.platforms, name) for name in PLATFORMS}
 
 
 def build_model(

@@ -6,8 +6,8 @@ connects, every enabled platform's token must be in the environment: a missing o
 single line naming the variable (exit 2). Tokens and the API key are redacted from every log
 line (``gateway.logs``).
 
-Adapters are made from one table keyed by the YAML section name (``PLATFORMS``), so a new
-platform is one factory and one config section.
+Adapters are made from one table keyed by the YAML section name
+(``gateway.platforms.PLATFORMS``), so a new platform is one entry there and one config section.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from gateway import logs
@@ -27,53 +27,20 @@ from gateway.cli.common import UsageError
 from gateway.config import (
     Config,
     ConfigError,
-    DiscordConfig,
     Paths,
-    TelegramConfig,
     load_config,
     secrets_of,
 )
 from gateway.ops_http import parse_listen
+from gateway.platforms import PLATFORMS
 
 if TYPE_CHECKING:
     from adapters.base import Adapter
     from gateway.service import Gateway
 
-__all__ = ["PLATFORMS", "register"]
+__all__ = ["adapters_for", "register"]
 
 log = logging.getLogger("mnemo")
-
-
-def _telegram(section: TelegramConfig, token: str, env: Mapping[str, str]) -> Adapter:
-    from adapters.telegram import TelegramAdapter
-
-    return TelegramAdapter(
-        token,
-        base_url=section.base_url,
-        base_file_url=section.base_file_url,
-        mode=section.mode,
-        webhook_url=section.webhook_url,
-        webhook_listen=section.webhook_listen,
-        webhook_port=section.webhook_port,
-        webhook_secret=env.get(section.webhook_secret_env) or None,
-    )
-
-
-def _discord(section: DiscordConfig, token: str, env: Mapping[str, str]) -> Adapter:
-    from adapters.discord import DiscordAdapter
-
-    return DiscordAdapter(
-        token,
-        api_base=section.api_base,
-        gateway_url=section.gateway_url,
-        guild_ready_timeout=section.ready_wait_s,
-    )
-
-
-PLATFORMS: dict[str, Callable[[Any, str, Mapping[str, str]], Adapter]] = {
-    "telegram": _telegram,
-    "discord": _discord,
-}
 
 
 def register(commands: Any) -> None:
@@ -86,7 +53,7 @@ def adapters_for(config: Config, environ: Mapping[str, str]) -> dict[str, Adapte
     """One adapter per enabled platform; ``UsageError`` names a missing token's variable."""
     made: dict[str, Adapter] = {}
     missing = []
-    for name, factory in PLATFORMS.items():
+    for name, platform in PLATFORMS.items():
         section = getattr(config.platforms, name)
         if not section.enabled:
             continue
@@ -94,13 +61,14 @@ def adapters_for(config: Config, environ: Mapping[str, str]) -> dict[str, Adapte
         if not token:
             missing.append(f"platforms.{name} is enabled but {section.token_env} is not set")
             continue
-        made[name] = factory(section, token, environ)
+        made[name] = platform.adapter(section, token, environ)
     if missing:
         raise UsageError("; ".join(missing))
     if not made:
+        switches = " or ".join(f"platforms.{name}.enabled" for name in PLATFORMS)
         raise UsageError(
-            "no platform is enabled: set platforms.telegram.enabled or platforms.discord.enabled"
-            " in config.yaml (or try `mnemo chat` on this terminal)"
+            f"no platform is enabled: set {switches} in config.yaml"
+            " (or try `mnemo chat` on this terminal)"
         )
     return made
 

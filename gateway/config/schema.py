@@ -62,6 +62,7 @@ __all__ = [
     "ModelConfig",
     "OpsConfig",
     "Paths",
+    "PlatformConfig",
     "PlatformsConfig",
     "ReviewConfig",
     "SkillsConfig",
@@ -140,7 +141,9 @@ Id = Annotated[str, BeforeValidator(platform_id)]
 """A chat or user id: an integer (YAML reads ``123`` as one; a string to us) or "*"."""
 
 
-class _Platform(_Section):
+class PlatformConfig(_Section):
+    """What every ``platforms.<name>`` section has (``gateway.platforms`` lists the names)."""
+
     enabled: bool = False
     """Start this platform with `mnemo run`."""
     allowed_users: list[Id] = []
@@ -153,7 +156,7 @@ class _Platform(_Section):
     """Group/channel ids where the bot answers every message (require_mention off there)."""
 
 
-class TelegramConfig(_Platform):
+class TelegramConfig(PlatformConfig):
     token_env: EnvName = "TELEGRAM_BOT_TOKEN"  # noqa: S105 - a variable name
     """Environment variable holding the bot token (from @BotFather)."""
     base_url: HttpURL | None = None
@@ -172,7 +175,7 @@ class TelegramConfig(_Platform):
     """Environment variable holding the webhook secret token (checked on every post)."""
 
 
-class DiscordConfig(_Platform):
+class DiscordConfig(PlatformConfig):
     token_env: EnvName = "DISCORD_BOT_TOKEN"  # noqa: S105 - a variable name
     """Environment variable holding the bot token."""
     api_base: HttpURL | None = None
