@@ -16,7 +16,8 @@ from gateway.config import Config, ConfigError, Paths, PlatformConfig, memory_st
 from gateway.limits import Limits
 from gateway.metrics import Metrics
 from gateway.platforms import PLATFORMS
-from gateway.service import Gateway, GatewaySettings, PlatformPolicy
+from gateway.service import Gateway
+from gateway.settings import GatewaySettings, PlatformPolicy
 from memory.archive import Archive
 from memory.skills import SkillStore
 

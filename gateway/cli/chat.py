@@ -42,7 +42,7 @@ from gateway.config import Config, Paths
 if TYPE_CHECKING:
     from agent_core.models import Model
     from gateway.auth import Access
-    from gateway.service import GatewaySettings
+    from gateway.settings import GatewaySettings
 
 __all__ = ["HISTORY_FILE", "console_access", "console_person", "console_settings", "register"]
 

@@ -21,7 +21,8 @@ from agent_core.review import REVIEW_INSTRUCTION
 from gateway.config.schema import Config, Paths
 from gateway.outbox import DeliveryPolicy
 from gateway.replies import RESTARTED
-from gateway.service import CANCELLED, Gateway
+from gateway.service import Gateway
+from gateway.turns import CANCELLED
 from gateway.wiring import access, build_gateway, gateway_settings
 from memory.archive.database import Archive
 from tests.gateway.harness import ChatAdapter
