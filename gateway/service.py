@@ -17,18 +17,21 @@ has nothing queued or running.
 
 ``start`` tells people whose turn a restart interrupted, delivers replies a restart left
 unsent, and starts the adapters; ``stop`` stops intake, lets running turns finish (bounded),
-awaits reviews and notices, flushes the outbox and closes the adapters.
+awaits reviews and notices, flushes the outbox and closes the adapters. ``async with
+gateway`` does both (a start that fails half-way stops what it started). What ``stop`` cannot
+finish (an adapter that fails to close, background work that failed) is logged as a warning
+naming the part, and the rest still stops.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
 from collections.abc import Callable, Coroutine, Mapping
 from dataclasses import replace
-from typing import Any
+from types import TracebackType
+from typing import Any, Self
 
 from adapters.base import Adapter, BotCommand
 from adapters.messages import InboundMessage
@@ -38,6 +41,7 @@ from gateway.commands import COMMANDS, Commands
 from gateway.intake import Intake
 from gateway.ledger import Ledger
 from gateway.limits import Budgets
+from gateway.logs import redact
 from gateway.metrics import Metrics, archive_bytes, memory_usage
 from gateway.outbox import Outbox
 from gateway.pairing import PairingDesk
@@ -198,23 +202,49 @@ class Gateway:
             log.info("delivered %d reply(ies) a restart had left unsent", delivered)
 
     async def stop(self) -> None:
-        """Stop intake, drain running turns, await background work, flush, disconnect."""
+        """Stop intake, drain running turns, await background work, flush, disconnect. The
+        adapters are stopped even when a step before fails; one that cannot stop, and
+        background work that failed, are logged (a warning naming it). Safe to call twice."""
         if self.intake.closing:
             return
         self.intake.closing = True
-        drained = await self.router.drain(self.settings.drain_timeout_s)
-        if not drained:
-            log.warning(
-                "turns still running after %.0fs were cancelled", self.settings.drain_timeout_s
-            )
-        await self.agent.aclose(timeout_s=self.settings.drain_timeout_s)
-        await self._await_tasks(self.settings.drain_timeout_s)
-        self.pairing_desk.notices.close()
-        await self.outbox.flush()
-        for adapter in reversed(self._started):
-            with contextlib.suppress(Exception):
-                await adapter.stop()
-        self._started.clear()
+        try:
+            drained = await self.router.drain(self.settings.drain_timeout_s)
+            if not drained:
+                log.warning(
+                    "turns still running after %.0fs were cancelled", self.settings.drain_timeout_s
+                )
+            await self.agent.aclose(timeout_s=self.settings.drain_timeout_s)
+            await self._await_tasks(self.settings.drain_timeout_s)
+            self.pairing_desk.notices.close()
+            await self.outbox.flush()
+        finally:
+            for adapter in reversed(self._started):
+                try:
+                    await adapter.stop()
+                except Exception as exc:  # the others still stop
+                    _failed(f"{adapter.platform} adapter", exc)
+            self._started.clear()
+
+    async def __aenter__(self) -> Self:
+        """``start``; a start that fails half-way stops what it started, then raises."""
+        try:
+            await self.start()
+        except BaseException:
+            try:
+                await self.stop()
+            except Exception as exc:  # the start's error is the one to raise
+                _failed("gateway", exc)
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
 
     async def health(self) -> tuple[bool, list[str]]:
         """``/healthz``: healthy while running with every adapter connected."""
@@ -274,16 +304,23 @@ class Gateway:
         return task
 
     async def _await_tasks(self, timeout_s: float) -> None:
-        pending = {t for t in self._tasks if not t.get_name().startswith(("typing:", "watch:"))}
-        if pending:
-            _done, left = await asyncio.wait(pending, timeout=timeout_s)
+        """Let background work finish (bounded; typing and the watchers need not), cancel
+        what is left, and log each task that failed."""
+        waited = {t for t in self._tasks if not t.get_name().startswith(("typing:", "watch:"))}
+        if waited:
+            _done, left = await asyncio.wait(waited, timeout=timeout_s)
             for task in left:
                 task.cancel()
-        for task in list(self._tasks):
+        tasks = waited | self._tasks  # the finished ones have left self._tasks
+        for task in tasks:
             task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
+        for task in tasks:
+            try:
                 await task
+            except asyncio.CancelledError:
+                continue
+            except Exception as exc:
+                _failed(f"background task {task.get_name()}", exc)
 
     async def _stats(self) -> dict[str, Any]:
         outbox = await self.ledger.counts()
@@ -295,3 +332,10 @@ class Gateway:
             "Queued messages": self.router.queued,
             "Outbox pending / failed": f"{outbox.get('pending', 0)} / {outbox.get('failed', 0)}",
         }
+
+
+def _failed(part: str, exc: Exception) -> None:
+    """What stopping ``part`` raised, as a warning: its type and its text, credential-shaped
+    parts redacted (``gateway.logs.redact``) even where the log has no redactor of its own
+    (``mnemo chat``, tests). Never a traceback: the part's name says where to look."""
+    log.warning("%s: %s while stopping: %s", part, type(exc).__name__, redact(str(exc)))
