@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import time
 from collections.abc import Callable, Mapping
@@ -14,6 +15,7 @@ from agent_core.models.scripted import ScriptedModel, echo
 from gateway.auth import Access, Auth, PairingStore
 from gateway.config import Config, ConfigError, Paths, PlatformConfig, memory_stores
 from gateway.limits import Limits
+from gateway.logs import redact
 from gateway.metrics import Metrics
 from gateway.platforms import PLATFORMS
 from gateway.service import Gateway
@@ -27,9 +29,12 @@ __all__ = [
     "build_agent",
     "build_gateway",
     "build_model",
+    "close_model",
     "gateway_settings",
     "memory_stores",
 ]
+
+log = logging.getLogger(__name__)
 
 
 def agent_settings(config: Config) -> AgentSettings:
@@ -115,6 +120,18 @@ def build_model(
         timeout_s=config.model.timeout_s,
         max_retries=config.model.max_retries,
     )
+
+
+async def close_model(model: Model) -> None:
+    """Close what ``build_model`` made (its HTTP client), at the very end: a failure is a
+    warning, as nothing is left to use the model."""
+    close = getattr(model, "close", None)
+    if close is None:
+        return
+    try:
+        await close()
+    except Exception as exc:
+        log.warning("model: %s while closing: %s", type(exc).__name__, redact(str(exc)))
 
 
 def build_agent(*, paths: Paths, config: Config, archive: Archive, model: Model) -> Agent:

@@ -93,7 +93,7 @@ def _chat(args: argparse.Namespace, paths: Paths, config: Config) -> int:
 
 async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> int:
     from adapters.console import ConsoleAdapter
-    from gateway.wiring import build_gateway
+    from gateway.wiring import build_gateway, close_model
     from memory.archive import Archive
 
     person = console_person()
@@ -115,42 +115,36 @@ async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> 
         elif running is not None:
             running.cancel()  # while it finishes up (reviews): stop waiting, exit now
 
-    loop.add_signal_handler(signal.SIGINT, ctrl_c)
-    loop.add_signal_handler(signal.SIGTERM, console.close)
-    try:
-        async with await Archive.open(paths.state_db) as archive:
-            gateway = build_gateway(
-                paths=paths,
-                config=config,
-                archive=archive,
-                model=model,
-                adapters={"console": console},
-                rules=console_access(config, user_id),
-                settings=console_settings(config),
+    # Left in reverse order however the chat ends (Ctrl-C while it finishes up included):
+    # the gateway stops (running turns finish; reviews and notices awaited), the terminal is
+    # given back, the archive closes, the signals are ours no more, the model closes.
+    async with contextlib.AsyncExitStack() as parts:
+        parts.push_async_callback(close_model, model)
+        loop.add_signal_handler(signal.SIGINT, ctrl_c)
+        loop.add_signal_handler(signal.SIGTERM, console.close)
+        parts.callback(loop.remove_signal_handler, signal.SIGTERM)
+        parts.callback(loop.remove_signal_handler, signal.SIGINT)
+        archive = await parts.enter_async_context(await Archive.open(paths.state_db))
+        gateway = build_gateway(
+            paths=paths,
+            config=config,
+            archive=archive,
+            model=model,
+            adapters={"console": console},
+            rules=console_access(config, user_id),
+            settings=console_settings(config),
+        )
+        console.bind(gateway)
+        if terminal:
+            session = f", session {name!r}" if name else ""
+            print(
+                f"mnemo chat — {person}{session}. /help lists the commands; Ctrl-C stops"
+                " a reply; Ctrl-D or /quit leaves.",
+                flush=True,
             )
-            console.bind(gateway)
-            if terminal:
-                session = f", session {name!r}" if name else ""
-                print(
-                    f"mnemo chat — {person}{session}. /help lists the commands; Ctrl-C stops"
-                    " a reply; Ctrl-D or /quit leaves.",
-                    flush=True,
-                )
-            try:
-                await gateway.start()
-                await console.wait_closed()
-            finally:
-                try:
-                    await gateway.stop()  # running turns finish; reviews, notices awaited
-                finally:
-                    await console.stop()  # the terminal given back, even if cut short
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)
-        loop.remove_signal_handler(signal.SIGTERM)
-        close = getattr(model, "close", None)
-        if close is not None:
-            with contextlib.suppress(Exception):
-                await close()
+        parts.push_async_callback(console.stop)  # even if the gateway's stop is cut short
+        await parts.enter_async_context(gateway)
+        await console.wait_closed()
     return 0
 
 

@@ -94,7 +94,7 @@ def _run(args: argparse.Namespace, paths: Paths, config: Config) -> int:
 
 async def _serve(paths: Paths, config: Config, adapters: dict[str, Adapter], model: Any) -> int:
     from gateway.ops_http import OpsServer
-    from gateway.wiring import access, build_gateway, gateway_settings
+    from gateway.wiring import access, build_gateway, close_model, gateway_settings
     from memory.archive import Archive
 
     stop = asyncio.Event()
@@ -115,43 +115,36 @@ async def _serve(paths: Paths, config: Config, adapters: dict[str, Adapter], mod
             log.info("reloaded allowlists, admins and group settings from %s", paths.config_file)
 
     loop.add_signal_handler(signal.SIGHUP, reload)
-    async with await Archive.open(paths.state_db) as archive:
+    failed: Exception | None = None
+    # Each part entered once and left in reverse order, however the block ends: the model,
+    # the archive, the ops endpoint (up first: /healthz says 503 while the platforms
+    # connect), then the gateway (a start that fails stops what it started).
+    async with contextlib.AsyncExitStack() as parts:
+        parts.push_async_callback(close_model, model)
+        archive = await parts.enter_async_context(await Archive.open(paths.state_db))
         gateway = build_gateway(
             paths=paths, config=config, archive=archive, model=model, adapters=adapters
         )
-        ops = None
-        if config.ops.http.listen:
-            ops = OpsServer(
-                config.ops.http.listen,
-                health=gateway.health,
-                metrics=gateway.metrics,
-                refresh=gateway.refresh_metrics,
-            )
         try:
-            if ops is not None:  # up first: /healthz says 503 while the platforms connect
-                await ops.start()  # it logs its address
-            await gateway.start()
+            if config.ops.http.listen:
+                ops = OpsServer(
+                    config.ops.http.listen,
+                    health=gateway.health,
+                    metrics=gateway.metrics,
+                    refresh=gateway.refresh_metrics,
+                )
+                await parts.enter_async_context(ops)  # it logs its address
+            await parts.enter_async_context(gateway)
         except Exception as exc:
             log.error("could not start: %s", exc)
-            await gateway.stop()
-            if ops is not None:
-                await ops.stop()
-            await _close(model)
-            print(f"mnemo: error: could not start: {exc}", file=sys.stderr)
-            return 1
-        log.info("mnemo is running on %s; stop with SIGTERM or Ctrl-C", ", ".join(adapters))
-        await stop.wait()
-        log.info("stopping: draining running turns (at most %.0fs)", config.gateway.drain_timeout_s)
-        await gateway.stop()
-        if ops is not None:
-            await ops.stop()
-        await _close(model)
+            failed = exc
+        else:
+            log.info("mnemo is running on %s; stop with SIGTERM or Ctrl-C", ", ".join(adapters))
+            await stop.wait()
+            drain = config.gateway.drain_timeout_s
+            log.info("stopping: draining running turns (at most %.0fs)", drain)
+    if failed is not None:
+        print(f"mnemo: error: could not start: {failed}", file=sys.stderr)
+        return 1
     log.info("stopped cleanly")
     return 0
-
-
-async def _close(model: Any) -> None:
-    close = getattr(model, "close", None)
-    if close is not None:
-        with contextlib.suppress(Exception):
-            await close()
