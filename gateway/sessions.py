@@ -32,7 +32,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from adapters.messages import InboundMessage
+from adapters.messages import ChatType, InboundMessage
 from agent_core.agent import Agent, Conversation
 from memory.archive import SessionSpec, new_session_id
 
@@ -64,7 +64,7 @@ PUBLIC_NOTE = {
 @dataclass(frozen=True, slots=True, order=True)
 class SessionKey:
     platform: str
-    chat_type: str
+    chat_type: ChatType
     chat_id: str
     thread_id: str | None = None
     user_id: str | None = None
