@@ -20,7 +20,7 @@ bounded by ``gateway.drain_timeout_s``); a Ctrl-C while it waits for them exits 
 (130).
 ``--dry-run`` answers with an echo model instead of calling an endpoint.
 
-Like every ``gateway.cli_*`` module, this one imports the gateway, the agent and the model
+Like every ``gateway.cli`` command module, this one imports the gateway, the agent and the model
 SDK inside the functions that use them: ``mnemo --help`` and the other commands load it
 to build the parser and should not pay for them.
 """
