@@ -95,12 +95,9 @@ async def test_run_builds_what_the_entry_makes_and_the_gateway_answers_through_i
         adapters=adapters,
     )
     [adapter] = fake.made
-    await gateway.start()
-    try:
+    async with gateway:
         await adapter.say("hello")
         await adapter.wait_sent(1)
-    finally:
-        await gateway.stop()
     assert adapter.texts() == ["(dry run) you said: hello"]
 
 
