@@ -1,4 +1,16 @@
-"""Wiring: config, CLI, and (later) auth, commands, sessions, router and outbox."""
+"""The gateway: everything between the chat platforms (``adapters``) and the agent
+(``agent_core``) with its memory (``memory``), plus the ``mnemo`` command line. Its parts:
+``config`` (the YAML schema, its checks, the commented template); ``wiring`` (the long-lived
+objects built from one config) and ``platforms`` (the chat platforms ``mnemo run`` can
+start); ``service`` (``Gateway``: the parts put together, started and stopped), whose
+``intake`` is the one choke point every message passes (``auth``, group gating, ``ledger``
+deduplication, ``pairing``, ``limits``) before ``router`` queues it on its session's lane
+(``sessions``) and ``turns`` runs it (``commands``, ``approvals``, ``turn_text``), under
+``settings``; ``replies`` and ``outbox`` (everything said: persisted, then sent);
+``ops_http`` and ``metrics`` (health and Prometheus metrics), ``logs`` (redacted log lines),
+``people`` and ``terminal`` (person ids, terminal-safe text); and ``cli`` (``mnemo`` and its
+commands).
+"""
 
 from gateway.config import Config, ConfigError, MemoryConfig, Paths, load_config, resolve_paths
 

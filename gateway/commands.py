@@ -30,8 +30,7 @@ from adapters.messages import InboundMessage, label
 from gateway.approvals import Card, answer, decider, listing
 from gateway.pairing import PairingStore, listing_text, qualified_id
 from gateway.people import parse_person
-from gateway.router import SessionKey
-from gateway.sessions import Sessions
+from gateway.sessions import SessionKey, Sessions
 from gateway.terminal import visible
 from memory import (
     FILE_NAMES,

@@ -30,12 +30,17 @@ import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from memory.archive import Archive
 
-__all__ = ["Inbound", "Ledger", "OutboxRow", "Outgoing"]
+__all__ = ["Inbound", "Ledger", "OutboxKind", "OutboxRow", "Outgoing"]
 
 RETENTION_S = 14 * 86_400
+
+OutboxKind = Literal["reply", "notice", "edit"]
+"""An outbox row: a reply to someone's message, a notice nobody asked for (a restart, an
+approval, a review's writes), or an edit of a message already sent (``gateway.outbox``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,7 +65,7 @@ class OutboxRow:
     markdown: bool
     buttons: tuple[tuple[str, str], ...]
     session_key: str | None
-    kind: str
+    kind: OutboxKind
     chunks_sent: int
     attempts: int
     created_at: float
@@ -84,11 +89,20 @@ def _outbox_row(row: Sequence[object]) -> OutboxRow:
         markdown=bool(row[6]),
         buttons=buttons,
         session_key=None if row[8] is None else str(row[8]),
-        kind=str(row[9]),
+        kind=_kind(row[9]),
         chunks_sent=int(row[10]),  # type: ignore[call-overload]
         attempts=int(row[11]),  # type: ignore[call-overload]
         created_at=float(row[12]),  # type: ignore[arg-type]
     )
+
+
+def _kind(value: object) -> OutboxKind:
+    """A stored kind; only ours are ever written (anything else would be sent as a reply is)."""
+    match value:
+        case "reply" | "notice" | "edit":
+            return value
+        case _:
+            return "reply"
 
 
 @dataclass(frozen=True, slots=True)
@@ -103,7 +117,7 @@ class Outgoing:
     markdown: bool = True
     buttons: tuple[tuple[str, str], ...] = ()
     session_key: str | None = None
-    kind: str = "reply"
+    kind: OutboxKind = "reply"
 
 
 class Ledger:

@@ -51,7 +51,7 @@ import functools
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Literal, ParamSpec, Protocol, get_args
+from typing import TYPE_CHECKING, Literal, ParamSpec, Protocol, get_args
 
 from prometheus_client import (
     CollectorRegistry,
@@ -70,6 +70,9 @@ from agent_core.models import ModelErrorKind
 from memory import FILE_NAMES, TARGETS, MemoryStores
 from memory.curated import usage_chars
 
+if TYPE_CHECKING:  # gateway.limits imports the commands; the metrics need only the words
+    from gateway.limits import LimitKind
+
 __all__ = [
     "MEMORY_FILES",
     "TURN_BUCKETS",
@@ -84,7 +87,7 @@ log = logging.getLogger(__name__)
 
 Outcome = Literal["ok", "error", "command"]
 OUTCOMES: tuple[Outcome, ...] = ("ok", "error", "command")
-LIMITS: tuple[str, ...] = ("turns", "tokens")  # gateway.limits
+LIMITS: tuple[LimitKind, ...] = ("turns", "tokens")
 MEMORY_FILES: tuple[str, ...] = ("MEMORY.md", "USER.md")
 TURN_BUCKETS: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120)
 """Seconds: a command answers in milliseconds, a model turn in seconds, a tool-heavy one in a
@@ -261,8 +264,8 @@ class Metrics:
         self._tokens.labels(kind="completion").inc(_count(completion))
 
     @_never_raises
-    def model_error(self, kind: str) -> None:
-        """A failed model request; ``kind`` is a fixed word or class name, never a message."""
+    def model_error(self, kind: ModelErrorKind) -> None:
+        """A failed model request, by ``kind`` (never its message)."""
         self._model_errors.labels(kind=kind[:64]).inc()
 
     @_never_raises
@@ -280,8 +283,8 @@ class Metrics:
         self._redeliveries.inc()
 
     @_never_raises
-    def limited(self, platform: str, limit: str) -> None:
-        """A message not run: its sender was over the ``limit`` budget (turns | tokens)."""
+    def limited(self, platform: str, limit: LimitKind) -> None:
+        """A message not run: its sender was over the ``limit`` budget."""
         self._limited.labels(platform=platform, limit=limit).inc()
 
     def watch_skips(self, platform: str, source: SkipSource) -> None:

@@ -38,7 +38,7 @@ import logging
 import random
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Literal
+from typing import Final, Literal
 
 from adapters.base import (
     Adapter,
@@ -55,7 +55,7 @@ __all__ = ["EDIT", "Delivery", "DeliveryPolicy", "Outbox"]
 
 log = logging.getLogger(__name__)
 
-EDIT = "edit"
+EDIT: Final = "edit"
 """The ``kind`` of an outbox row that edits the message ``reply_to`` rather than sends."""
 
 Delivery = Literal["sent", "pending", "failed"]

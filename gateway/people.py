@@ -12,10 +12,11 @@ import argparse
 import re
 
 from adapters.messages import label
+from gateway import platforms
 
 __all__ = ["PLATFORMS", "parse_person", "person_option"]
 
-PLATFORMS = ("telegram", "discord", "console")
+PLATFORMS = (*platforms.PLATFORMS, "console")  # `mnemo chat` people too
 _ID = re.compile(r"[a-z0-9._-]{1,100}")
 
 

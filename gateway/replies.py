@@ -34,10 +34,11 @@ from adapters.messages import Button, InboundMessage
 from agent_core.review import ReviewOutcome
 from gateway.approvals import Card, cards, decider
 from gateway.commands import CommandReply, answered_privately
-from gateway.ledger import Inbound, Ledger, Outgoing
+from gateway.ledger import Inbound, Ledger, OutboxKind, Outgoing
 from gateway.outbox import EDIT, Delivery, Outbox
 from gateway.pairing import PairingStore
-from gateway.router import SessionKey
+from gateway.sessions import SessionKey
+from gateway.settings import Notify
 from memory import MemoryStores
 
 __all__ = ["ANSWERED_PRIVATELY", "ASK_PRIVATELY", "RESTARTED", "Replies"]
@@ -88,7 +89,7 @@ class Replies:
         markdown: bool = True,
         buttons: tuple[Button, ...] = (),
         reply: bool = False,
-        kind: str = "reply",
+        kind: OutboxKind = "reply",
     ) -> None:
         """Into the chat ``message`` came from; ``answers`` are the updates it answers."""
         await self.outbox.post(
@@ -125,7 +126,7 @@ class Replies:
         buttons: tuple[Button, ...] = (),
         answers: tuple[str, ...] = (),
         session_key: str | None = None,
-        kind: str = "reply",
+        kind: OutboxKind = "reply",
     ) -> Delivery:
         """To ``user_id``'s private chat with the bot; ``failed`` when there is none the
         bot may write to."""
@@ -250,7 +251,7 @@ class Replies:
         *,
         person: str,
         own: bool,
-        notify: str,
+        notify: Notify,
         session_id: str,
     ) -> None:
         """Tell what a review saved or staged in ``person``'s store (``own``: the speaker's,

@@ -1,8 +1,5 @@
-"""Sessions keys and the router: one ordered lane per session, lanes run concurrently.
-
-``SessionKey.for_message`` gives ``<platform>:<chat type>:<chat id>[:<thread>][:<user>]``:
-each DM is its own session, threads and topics are separate, and in groups each person
-has their own session unless ``per_user_in_groups`` is off.
+"""The router: one ordered lane per session (``gateway.sessions.SessionKey``), lanes run
+concurrently.
 
 ``Router.submit(key, message)`` queues a message on its key's lane. A lane runs one turn
 at a time, in arrival order; messages that arrive while its turn runs are merged into the
@@ -23,32 +20,17 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from adapters.messages import InboundMessage
 
-__all__ = ["Router", "RouterClosed", "SessionKey"]
+if TYPE_CHECKING:
+    from gateway.sessions import SessionKey
+
+__all__ = ["Router", "RouterClosed"]
 
 log = logging.getLogger(__name__)
 Handler = Callable[["SessionKey", Sequence[InboundMessage]], Awaitable[None]]
-
-
-@dataclass(frozen=True, slots=True, order=True)
-class SessionKey:
-    platform: str
-    chat_type: str
-    chat_id: str
-    thread_id: str | None = None
-    user_id: str | None = None
-
-    @classmethod
-    def for_message(cls, message: InboundMessage, *, per_user_in_groups: bool = True) -> SessionKey:
-        user = message.sender.user_id if message.chat_type != "dm" and per_user_in_groups else None
-        return cls(message.platform, message.chat_type, message.chat_id, message.thread_id, user)
-
-    def __str__(self) -> str:
-        parts = [self.platform, self.chat_type, self.chat_id]
-        parts += [p for p in (self.thread_id, self.user_id) if p is not None]
-        return ":".join(parts)
 
 
 class RouterClosed(RuntimeError):

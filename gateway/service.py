@@ -1,86 +1,59 @@
 """The gateway: adapters in, one choke point, lanes, the agent, the outbox out.
 
-Every update an adapter normalises goes through ``Gateway.receive`` in this order:
+``Gateway`` puts the parts together and runs their lifecycle; each part has its module:
 
-1. **authorize** (``gateway.auth``): deny by default; pairing codes for unknown DMs; groups,
-   bots and blocked people ignored silently. Nothing else runs for a message that fails here.
-2. **gate**: in a group the bot answers only when addressed (mention, reply, command),
-   unless the platform's ``require_mention`` is off or the chat is a free-response chat.
-3. **deduplicate** (``gateway.ledger``): an update seen before is dropped, so a redelivery
-   after a restart never gets a second answer.
-4. **pairing** (``gateway.pairing.notices``): a stranger is told their code once (then at
-   most a reminder every 10 minutes), and the admins hear of each new code, batched.
-5. **budget** (``gateway.limits``): a message that would start a turn past the person's
-   turns-an-hour or tokens-a-day budget is answered with the limit, not run.
-6. **queue** (``gateway.router``) on the session key's lane.
+- **intake** (``gateway.intake``): every message an adapter delivers passes one choke point
+  (authorize, gate, deduplicate, pairing, budget) and is queued on its session's lane.
+- **lanes** (``gateway.router``): one ordered lane per session (``gateway.sessions``), lanes
+  run concurrently, at most ``max_concurrent_turns`` at once.
+- **turns** (``gateway.turns``): what a lane runs: commands answered without the model,
+  plain messages merged into one turn of the agent, the reply, then the review.
+- **replies** (``gateway.replies``, ``gateway.outbox``): everything said is persisted in the
+  outbox, then sent.
 
-A lane handles its batch in order: a command (``gateway.commands``) is answered without the
-model; consecutive plain messages are merged into one turn. The reply is persisted in the
-outbox, then sent (``gateway.outbox``), followed by the memory writes the turn staged for
-approval, if any (``Replies.staged``); the review runs afterwards in the background.
 ``cancel`` stops the turn a message's session is running (the console's Ctrl-C: the person's
 message stays archived, and they are told ``CANCELLED``); ``idle`` waits until that session
 has nothing queued or running.
 
 ``start`` tells people whose turn a restart interrupted, delivers replies a restart left
 unsent, and starts the adapters; ``stop`` stops intake, lets running turns finish (bounded),
-awaits reviews and notices, flushes the outbox and closes the adapters.
+awaits reviews and notices, flushes the outbox and closes the adapters. ``async with
+gateway`` does both (a start that fails half-way stops what it started). What ``stop`` cannot
+finish (an adapter that fails to close, background work that failed) is logged as a warning
+naming the part, and the rest still stops.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from typing import Any
+from collections.abc import Callable, Coroutine, Mapping
+from dataclasses import replace
+from types import TracebackType
+from typing import Any, Self
 
 from adapters.base import Adapter, BotCommand
 from adapters.messages import InboundMessage
-from agent_core.agent import Agent, Conversation
-from agent_core.review import ReviewOutcome
+from agent_core.agent import Agent
 from gateway.auth import Access, Auth
-from gateway.commands import COMMANDS, CommandReply, CommandRequest, Commands, parse_command
-from gateway.ledger import Inbound, Ledger
-from gateway.limits import Budgets, Limits
+from gateway.commands import COMMANDS, Commands
+from gateway.intake import Intake
+from gateway.ledger import Ledger
+from gateway.limits import Budgets
+from gateway.logs import redact
 from gateway.metrics import Metrics, archive_bytes, memory_usage
 from gateway.outbox import Outbox
 from gateway.pairing import PairingDesk
 from gateway.replies import Replies
-from gateway.router import Router, RouterClosed, SessionKey
-from gateway.sessions import GroupScope, Sessions
-from gateway.turn_text import merged_text, skill_turn
+from gateway.router import Router
+from gateway.sessions import Sessions
+from gateway.settings import GatewaySettings
+from gateway.turns import Turns
 
-__all__ = ["Gateway", "GatewaySettings", "PlatformPolicy"]
+__all__ = ["Gateway"]
 
 log = logging.getLogger(__name__)
-
-COMMAND_FAILED = "Sorry, that command failed. The operator can find why in the logs."
-CANCELLED = "(cancelled)"
-TYPING_AFTER_S = 0.5
-TYPING_EVERY_S = 4.0
-
-
-@dataclass(frozen=True, slots=True)
-class PlatformPolicy:
-    require_mention: bool = True
-    free_response_chats: frozenset[str] = frozenset()
-
-
-@dataclass(frozen=True, slots=True)
-class GatewaySettings:
-    group_sessions_per_user: bool = True
-    group_scope: GroupScope = "chat"  # memory.group_scope
-    max_concurrent_turns: int = 8
-    max_reply_messages: int = 6  # then the whole reply goes as a file
-    drain_timeout_s: float = 30.0
-    idle_session_s: float = 3600.0
-    notify: str = "off"  # off | on | verbose (memory.notify)
-    pairing_poll_s: float = 2.0  # how often approvals made from the shell are looked for
-    limits: Limits = field(default_factory=Limits)  # gateway.limits
-    platforms: Mapping[str, PlatformPolicy] = field(default_factory=dict)
 
 
 class Gateway:
@@ -116,11 +89,6 @@ class Gateway:
         self.sessions = Sessions(
             agent, idle_s=self.settings.idle_session_s, group_scope=self.settings.group_scope
         )
-        self.router = Router(
-            self._handle,
-            max_concurrent=self.settings.max_concurrent_turns,
-            on_cancel=self._cancelled,
-        )
         self.budgets = Budgets(agent.archive, self.settings.limits, clock=clock)
         self.pairing_desk = PairingDesk(
             auth.pairing,
@@ -140,10 +108,53 @@ class Gateway:
             budget=self.budgets.status,
             admins=lambda: self.auth.access.admins,
         )
+        self.turns = Turns(
+            agent=agent,
+            auth=auth,
+            adapters=self.adapters,
+            sessions=self.sessions,
+            commands=self.commands,
+            replies=self.replies,
+            ledger=self.ledger,
+            metrics=self.metrics,
+            track=self._track,
+            notify=lambda: self.settings.notify,
+        )
+        self.router = Router(
+            self.turns.handle,
+            max_concurrent=self.settings.max_concurrent_turns,
+            on_cancel=self.turns.cancelled,
+        )
+        self.intake = Intake(
+            auth=auth,
+            adapters=self.adapters,
+            ledger=self.ledger,
+            router=self.router,
+            budgets=self.budgets,
+            pairing_desk=self.pairing_desk,
+            replies=self.replies,
+            metrics=self.metrics,
+            settings=lambda: self.settings,
+        )
         self._running = False
-        self._closing = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self._started: list[Adapter] = []
+
+    # -- what adapters and the console call -----------------------------------------------
+
+    async def receive(self, message: InboundMessage) -> None:
+        """An adapter's sink (``Intake.receive``): authorize, gate, deduplicate, queue."""
+        await self.intake.receive(message)
+
+    def cancel(self, message: InboundMessage) -> bool:
+        """Cancel the turn (or command) running in ``message``'s session; False when none
+        runs there now."""
+        return self.router.cancel(self.intake.key(message))
+
+    async def idle(self, message: InboundMessage) -> None:
+        """Wait until ``message``'s session has nothing queued or running: everything it
+        was sent has been answered (or cancelled)."""
+        await self.router.idle(self.intake.key(message))
 
     # -- lifecycle ------------------------------------------------------------------------
 
@@ -191,29 +202,56 @@ class Gateway:
             log.info("delivered %d reply(ies) a restart had left unsent", delivered)
 
     async def stop(self) -> None:
-        """Stop intake, drain running turns, await background work, flush, disconnect."""
-        if self._closing:
+        """Stop intake, drain running turns, await background work, flush, disconnect. The
+        adapters are stopped even when a step before fails; one that cannot stop, and
+        background work that failed, are logged (a warning naming it). Safe to call twice."""
+        if self.intake.closing:
             return
-        self._closing = True
-        drained = await self.router.drain(self.settings.drain_timeout_s)
-        if not drained:
-            log.warning(
-                "turns still running after %.0fs were cancelled", self.settings.drain_timeout_s
-            )
-        await self.agent.aclose(timeout_s=self.settings.drain_timeout_s)
-        await self._await_tasks(self.settings.drain_timeout_s)
-        self.pairing_desk.notices.close()
-        await self.outbox.flush()
-        for adapter in reversed(self._started):
-            with contextlib.suppress(Exception):
-                await adapter.stop()
-        self._started.clear()
+        self.intake.closing = True
+        try:
+            drained = await self.router.drain(self.settings.drain_timeout_s)
+            if not drained:
+                log.warning(
+                    "turns still running after %.0fs were cancelled", self.settings.drain_timeout_s
+                )
+            await self.agent.aclose(timeout_s=self.settings.drain_timeout_s)
+            await self._await_tasks(self.settings.drain_timeout_s)
+            self.pairing_desk.notices.close()
+            await self.outbox.flush()
+        finally:
+            for adapter in reversed(self._started):
+                try:
+                    await adapter.stop()
+                except Exception as exc:  # the others still stop
+                    _failed(f"{adapter.platform} adapter", exc)
+            self._started.clear()
+
+    async def __aenter__(self) -> Self:
+        """``start``; a start that fails half-way stops what it started, then raises."""
+        try:
+            await self.start()
+        except BaseException:
+            try:
+                await self.stop()
+            except Exception as exc:  # the start's error is the one to raise
+                _failed("gateway", exc)
+            raise
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.stop()
 
     async def health(self) -> tuple[bool, list[str]]:
         """``/healthz``: healthy while running with every adapter connected."""
         reasons = []
-        if not self._running or self._closing:
-            reasons.append("gateway: not running" if not self._closing else "gateway: stopping")
+        closing = self.intake.closing
+        if not self._running or closing:
+            reasons.append("gateway: not running" if not closing else "gateway: stopping")
         for name, adapter in self.adapters.items():
             if not adapter.connected:
                 reasons.append(f"{name}: not connected")
@@ -248,85 +286,6 @@ class Gateway:
         if admins_changed and self._running:
             self._track(self.refresh_menus(), "menus")
 
-    # -- intake (the choke point) ---------------------------------------------------------
-
-    async def _dismiss(self, message: InboundMessage) -> None:
-        """Nothing will answer ``message``: its adapter releases what it holds open."""
-        adapter = self.adapters.get(message.platform)
-        if adapter is None:
-            return
-        try:
-            await adapter.dismiss(message)
-        except Exception as exc:  # best effort, never a reason to fail intake
-            log.debug("could not dismiss %s: %s", message.dedup_key, exc)
-
-    async def receive(self, message: InboundMessage) -> None:
-        """An adapter's sink: authorize, gate, deduplicate, queue. Returns quickly."""
-        verdict = self.auth.check(message)
-        if verdict.action == "ignore":
-            log.debug("ignored %s: %s", message.dedup_key, verdict.reason)
-            await self._dismiss(message)
-            return
-        if verdict.action == "allow" and not self._addressed(message):
-            await self._dismiss(message)
-            return
-        key = self._key(message)
-        if self._closing:
-            # acknowledged by the platform: keep it in the ledger so the next start tells them
-            await self._accept(message, key)
-            return
-        if not await self._accept(message, key):
-            self.metrics.redelivery()
-            log.info("dropped a redelivered update %s", message.dedup_key)
-            return
-        if verdict.action == "pair" and verdict.offer is not None:
-            text = self.pairing_desk.offer(message.sender, verdict.offer)
-            if text is None:
-                await self._dismiss(message)
-            await self.replies.answer_or_finish(message, key, text)
-            return
-        refusal = None if verdict.admin else await self.budgets.refusal(message)
-        if refusal is not None:
-            self.metrics.limited(message.platform, refusal.kind)
-            await self.replies.answer_or_finish(message, key, refusal.text)
-            return
-        with contextlib.suppress(RouterClosed):  # the row stays queued: the next start tells them
-            self.router.submit(key, message)
-
-    def cancel(self, message: InboundMessage) -> bool:
-        """Cancel the turn (or command) running in ``message``'s session; False when none
-        runs there now."""
-        return self.router.cancel(self._key(message))
-
-    async def idle(self, message: InboundMessage) -> None:
-        """Wait until ``message``'s session has nothing queued or running: everything it
-        was sent has been answered (or cancelled)."""
-        await self.router.idle(self._key(message))
-
-    def _key(self, message: InboundMessage) -> SessionKey:
-        return SessionKey.for_message(
-            message, per_user_in_groups=self.settings.group_sessions_per_user
-        )
-
-    def _addressed(self, message: InboundMessage) -> bool:
-        if message.chat_type == "dm" or message.addressed_to_bot or message.is_callback:
-            return True
-        policy = self.settings.platforms.get(message.platform, PlatformPolicy())
-        return not policy.require_mention or message.chat_id in policy.free_response_chats
-
-    async def _accept(self, message: InboundMessage, key: SessionKey) -> bool:
-        return await self.ledger.accept(
-            Inbound(
-                key=message.dedup_key,
-                session_key=str(key),
-                platform=message.platform,
-                chat_id=message.chat_id,
-                thread_id=message.thread_id,
-                message_id=message.message_id,
-                received_at=time.time(),
-            )
-        )
-
     async def _watch_pairing(self) -> None:
         """``mnemo pairing approve`` runs in another process: look for its approvals."""
         while True:
@@ -335,146 +294,6 @@ class Gateway:
                 await self.replies.welcome(self.auth.pairing)
             except Exception as exc:  # a broken file must not end the watch
                 log.warning("could not read pairing approvals: %s", exc)
-
-    # -- lanes ----------------------------------------------------------------------------
-
-    async def _handle(self, key: SessionKey, batch: Sequence[InboundMessage]) -> None:
-        """One lane's batch, in order: commands one by one, plain messages merged."""
-        texts: list[InboundMessage] = []
-        for message in batch:
-            if not (message.is_command or message.is_callback):
-                texts.append(message)
-                continue
-            await self._flush_texts(key, texts)
-            texts = []
-            command = parse_command(message.text)
-            if command is None and (message.text.split() or [""])[0].lower() == "/start":
-                command = ("help", "")  # what Telegram sends when someone opens the bot
-            skill = None if command is not None else await skill_turn(self.agent.skills, message)
-            if isinstance(skill, InboundMessage):
-                texts.append(skill)
-            elif isinstance(skill, str):
-                await self.replies.to(
-                    message, key, skill, answers=(message.dedup_key,), markdown=False, reply=True
-                )
-            elif command is not None:
-                await self._command(key, message, *command)
-            elif message.is_callback:  # a button we did not make
-                await self.ledger.finish([message.dedup_key])
-            else:
-                name = message.text.split(maxsplit=1)[0] if message.text.strip() else "/"
-                await self.replies.to(
-                    message,
-                    key,
-                    f"I don't know the command {name}. /help lists the ones I know.",
-                    answers=(message.dedup_key,),
-                    markdown=False,
-                    reply=True,
-                )
-        await self._flush_texts(key, texts)
-
-    async def _cancelled(self, key: SessionKey, batch: Sequence[InboundMessage]) -> None:
-        """A batch cancelled mid-way: say so, which also marks its messages answered (they
-        are archived; a restart must not ask for them again)."""
-        keys = tuple(m.dedup_key for m in batch)
-        await self.replies.to(batch[-1], key, CANCELLED, answers=keys, markdown=False)
-
-    async def _command(
-        self, key: SessionKey, message: InboundMessage, name: str, args: str
-    ) -> None:
-        began = time.monotonic()
-        request = CommandRequest(message, key, name, args, admin=self.auth.is_admin(message.sender))
-        try:
-            reply = await self.commands.run(request)
-        except Exception:
-            log.exception("command /%s failed", name)
-            reply = CommandReply(
-                "Sorry, that command failed. The operator can find why in the logs."
-            )
-        await self.replies.command(message, key, reply, name=name, args=args)
-        self.metrics.turn(message.platform, "command", time.monotonic() - began)
-
-    async def _flush_texts(self, key: SessionKey, messages: list[InboundMessage]) -> None:
-        if not messages:
-            return
-        began = time.monotonic()
-        last = messages[-1]
-        adapter = self.adapters.get(last.platform)
-        done = asyncio.Event()
-        if adapter is not None:
-            self._track(self._keep_typing(adapter, last, done), f"typing:{key}")
-        try:
-            conversation = await self.sessions.get(key, last, admin=self.auth.is_admin(last.sender))
-            shared = key.user_id is None and last.chat_type != "dm"
-            text = merged_text(messages, shared=shared)
-            speaker = last.sender.display_name or None if last.chat_type != "dm" else None
-            outcome = await self.agent.turn(
-                conversation,
-                text,
-                speaker=None if shared else speaker,
-                author=last.sender.person,  # whose budget the turn counts against
-            )
-        finally:
-            done.set()
-        keys = tuple(m.dedup_key for m in messages)
-        await self.replies.to(
-            last, key, outcome.reply or "(no answer)", answers=keys, reply=last.chat_type != "dm"
-        )
-        own = conversation.person == last.sender.person  # else a chat's own store
-        await self.replies.staged(last, key, outcome.staged, person=conversation.person, own=own)
-        metrics = self.metrics
-        metrics.turn(last.platform, "error" if outcome.error else "ok", time.monotonic() - began)
-        usage = outcome.usage
-        metrics.model_usage(usage.prompt_tokens, usage.cached_tokens, usage.completion_tokens)
-        metrics.model_retries(outcome.retries)
-        if outcome.error_kind:
-            metrics.model_error(outcome.error_kind)
-        if outcome.review is not None:
-            outcome.review.add_done_callback(
-                lambda task: self._after_review(task, last, key, conversation)
-            )
-
-    async def _keep_typing(
-        self, adapter: Adapter, message: InboundMessage, done: asyncio.Event
-    ) -> None:
-        """Show "typing…" while a turn runs: first after ``TYPING_AFTER_S`` (a quick answer
-        needs none), then every ``TYPING_EVERY_S``. It stops at ``done``, between requests:
-        cancelling one mid-flight would cost the platform client its kept-alive connection
-        (bench/gateway_bench.py measured +50% throughput from this)."""
-        with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(done.wait(), TYPING_AFTER_S)
-        while not done.is_set():
-            with contextlib.suppress(Exception):
-                await adapter.typing(message.chat_id, message.thread_id)
-            with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(done.wait(), TYPING_EVERY_S)
-
-    def _after_review(
-        self,
-        task: asyncio.Task[ReviewOutcome],
-        message: InboundMessage,
-        key: SessionKey,
-        conversation: Conversation,
-    ) -> None:
-        if task.cancelled() or task.exception() is not None:
-            return
-        outcome = task.result()
-        writes = len(outcome.saved) + len(outcome.staged) + len(outcome.skills)
-        self.metrics.review(outcome.wrote, writes)
-        self.metrics.model_usage(
-            outcome.usage.prompt_tokens,
-            outcome.usage.cached_tokens,
-            outcome.usage.completion_tokens,
-        )
-        self.replies.review(
-            outcome,
-            message,
-            key,
-            person=conversation.person,
-            own=conversation.person == message.sender.person,  # else a chat's own store
-            notify=self.settings.notify,
-            session_id=conversation.id,
-        )
 
     # -- background work ------------------------------------------------------------------
 
@@ -485,16 +304,23 @@ class Gateway:
         return task
 
     async def _await_tasks(self, timeout_s: float) -> None:
-        pending = {t for t in self._tasks if not t.get_name().startswith(("typing:", "watch:"))}
-        if pending:
-            _done, left = await asyncio.wait(pending, timeout=timeout_s)
+        """Let background work finish (bounded; typing and the watchers need not), cancel
+        what is left, and log each task that failed."""
+        waited = {t for t in self._tasks if not t.get_name().startswith(("typing:", "watch:"))}
+        if waited:
+            _done, left = await asyncio.wait(waited, timeout=timeout_s)
             for task in left:
                 task.cancel()
-        for task in list(self._tasks):
+        tasks = waited | self._tasks  # the finished ones have left self._tasks
+        for task in tasks:
             task.cancel()
-        for task in list(self._tasks):
-            with contextlib.suppress(asyncio.CancelledError, Exception):
+        for task in tasks:
+            try:
                 await task
+            except asyncio.CancelledError:
+                continue
+            except Exception as exc:
+                _failed(f"background task {task.get_name()}", exc)
 
     async def _stats(self) -> dict[str, Any]:
         outbox = await self.ledger.counts()
@@ -506,3 +332,10 @@ class Gateway:
             "Queued messages": self.router.queued,
             "Outbox pending / failed": f"{outbox.get('pending', 0)} / {outbox.get('failed', 0)}",
         }
+
+
+def _failed(part: str, exc: Exception) -> None:
+    """What stopping ``part`` raised, as a warning: its type and its text, credential-shaped
+    parts redacted (``gateway.logs.redact``) even where the log has no redactor of its own
+    (``mnemo chat``, tests). Never a traceback: the part's name says where to look."""
+    log.warning("%s: %s while stopping: %s", part, type(exc).__name__, redact(str(exc)))

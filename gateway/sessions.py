@@ -1,5 +1,10 @@
 """Live sessions by key: resume from the archive, start fresh, end on /new, evict when idle.
 
+``SessionKey.for_message`` gives ``<platform>:<chat type>:<chat id>[:<thread>][:<user>]``:
+each DM is its own session, threads and topics are separate, and in groups each person
+has their own session unless ``per_user_in_groups`` is off. The key names a session's lane
+in ``gateway.router`` and its rows in the archive.
+
 A ``Conversation`` (agent_core) is the live half of a session: its frozen system prompt and
 history. ``Sessions.get`` returns the key's live one, else resumes the open session the
 archive holds for that key (same prompt bytes, same history — a restart changes nothing),
@@ -27,12 +32,18 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
 
-from adapters.messages import InboundMessage
+from adapters.messages import ChatType, InboundMessage
 from agent_core.agent import Agent, Conversation
-from gateway.router import SessionKey
 from memory.archive import SessionSpec, new_session_id
 
-__all__ = ["GroupScope", "Sessions", "chat_person", "platform_label", "session_person"]
+__all__ = [
+    "GroupScope",
+    "SessionKey",
+    "Sessions",
+    "chat_person",
+    "platform_label",
+    "session_person",
+]
 
 GroupScope = Literal["chat", "person"]
 _SAFE = re.compile(r"[^a-z0-9._-]")
@@ -48,6 +59,25 @@ PUBLIC_NOTE = {
         " private memory of the person speaking; do not repeat it here unless they ask."
     ),
 }
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class SessionKey:
+    platform: str
+    chat_type: ChatType
+    chat_id: str
+    thread_id: str | None = None
+    user_id: str | None = None
+
+    @classmethod
+    def for_message(cls, message: InboundMessage, *, per_user_in_groups: bool = True) -> SessionKey:
+        user = message.sender.user_id if message.chat_type != "dm" and per_user_in_groups else None
+        return cls(message.platform, message.chat_type, message.chat_id, message.thread_id, user)
+
+    def __str__(self) -> str:
+        parts = [self.platform, self.chat_type, self.chat_id]
+        parts += [p for p in (self.thread_id, self.user_id) if p is not None]
+        return ":".join(parts)
 
 
 def chat_person(message: InboundMessage) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import os
 import time
 from collections.abc import Callable, Mapping
 
@@ -9,11 +11,15 @@ from adapters.base import Adapter
 from agent_core.agent import Agent, AgentSettings
 from agent_core.compress import CompressionSettings
 from agent_core.models import Model
+from agent_core.models.scripted import ScriptedModel, echo
 from gateway.auth import Access, Auth, PairingStore
-from gateway.config import Config, Paths, memory_stores
+from gateway.config import Config, ConfigError, Paths, PlatformConfig, memory_stores
 from gateway.limits import Limits
+from gateway.logs import redact
 from gateway.metrics import Metrics
-from gateway.service import Gateway, GatewaySettings, PlatformPolicy
+from gateway.platforms import PLATFORMS
+from gateway.service import Gateway
+from gateway.settings import GatewaySettings, PlatformPolicy
 from memory.archive import Archive
 from memory.skills import SkillStore
 
@@ -22,9 +28,13 @@ __all__ = [
     "agent_settings",
     "build_agent",
     "build_gateway",
+    "build_model",
+    "close_model",
     "gateway_settings",
     "memory_stores",
 ]
+
+log = logging.getLogger(__name__)
 
 
 def agent_settings(config: Config) -> AgentSettings:
@@ -47,23 +57,16 @@ def agent_settings(config: Config) -> AgentSettings:
 
 
 def access(config: Config) -> Access:
-    platforms = config.platforms
+    sections = _platform_sections(config)
     return Access(
-        allowed_users={
-            "telegram": frozenset(platforms.telegram.allowed_users),
-            "discord": frozenset(platforms.discord.allowed_users),
-        },
-        allowed_chats={
-            "telegram": frozenset(platforms.telegram.allowed_chats),
-            "discord": frozenset(platforms.discord.allowed_chats),
-        },
+        allowed_users={name: frozenset(p.allowed_users) for name, p in sections.items()},
+        allowed_chats={name: frozenset(p.allowed_chats) for name, p in sections.items()},
         admins=frozenset(config.gateway.admins),
     )
 
 
 def gateway_settings(config: Config) -> GatewaySettings:
     section = config.gateway
-    platforms = config.platforms
     return GatewaySettings(
         group_sessions_per_user=section.group_sessions_per_user,
         group_scope=config.memory.group_scope,
@@ -81,9 +84,54 @@ def gateway_settings(config: Config) -> GatewaySettings:
                 require_mention=p.require_mention,
                 free_response_chats=frozenset(p.free_response_chats),
             )
-            for name, p in (("telegram", platforms.telegram), ("discord", platforms.discord))
+            for name, p in _platform_sections(config).items()
         },
     )
+
+
+def _platform_sections(config: Config) -> dict[str, PlatformConfig]:
+    """Each platform's ``platforms.<name>`` section, in ``PLATFORMS`` order."""
+    return {name: getattr(config.platforms, name) for name in PLATFORMS}
+
+
+def build_model(
+    config: Config, *, dry_run: bool = False, environ: Mapping[str, str] | None = None
+) -> Model:
+    """The model ``config.model`` names, or with ``dry_run`` an echo model that needs no
+    endpoint. ``ConfigError`` when the endpoint needs an API key ``environ`` (default: the
+    process environment) does not hold; the model SDK is imported only here."""
+    if dry_run:
+        return ScriptedModel(respond=echo, name="dry-run")
+    env = os.environ if environ is None else environ
+    key = env.get(config.model.api_key_env)
+    if not key and config.model.base_url is None:
+        raise ConfigError(
+            [
+                f"{config.model.api_key_env} is not set (needed to reach {config.model.name});"
+                " set it, point model.base_url at a local server, or try `mnemo chat --dry-run`"
+            ]
+        )
+    from agent_core.models.openai import OpenAIModel  # noqa: PLC0415 - the SDK only when used
+
+    return OpenAIModel(
+        name=config.model.name,
+        base_url=config.model.base_url,
+        api_key=key,
+        timeout_s=config.model.timeout_s,
+        max_retries=config.model.max_retries,
+    )
+
+
+async def close_model(model: Model) -> None:
+    """Close what ``build_model`` made (its HTTP client), at the very end: a failure is a
+    warning, as nothing is left to use the model."""
+    close = getattr(model, "close", None)
+    if close is None:
+        return
+    try:
+        await close()
+    except Exception as exc:
+        log.warning("model: %s while closing: %s", type(exc).__name__, redact(str(exc)))
 
 
 def build_agent(*, paths: Paths, config: Config, archive: Archive, model: Model) -> Agent:

@@ -1,4 +1,4 @@
-"""Durable file primitives shared by the memory store and (later) skills.
+"""Durable file primitives shared by the curated memory store, the skills and the archive.
 
 * ``file_lock(path)`` holds an exclusive ``flock`` on a *separate* ``<path>.lock`` file, so
   the data file itself can be swapped by ``os.replace`` while the lock is held. ``flock``

@@ -18,9 +18,10 @@ from gateway.cli import run as cli_run
 from gateway.cli import sessions as cli_sessions
 from gateway.cli import setup as cli_setup
 from gateway.cli import skills as cli_skills
+from gateway.cli.common import UsageError
 from gateway.config import ConfigError, load_config, resolve_paths
 
-__all__ = ["main"]
+__all__ = ["UsageError", "main"]
 
 
 class _Parser(argparse.ArgumentParser):
@@ -62,8 +63,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     try:
         code: int = args.handler(args, paths, config)
-    except cli_memory.UsageError as exc:
+    except UsageError as exc:
         print(f"mnemo: error: {exc}", file=sys.stderr)
+        return 2
+    except ConfigError as exc:  # what the config asks of the environment (wiring.build_model)
+        for line in exc.lines:
+            print(f"mnemo: error: {line}", file=sys.stderr)
         return 2
     except BrokenPipeError:  # `mnemo ... | head`
         return 0

@@ -20,7 +20,7 @@ bounded by ``gateway.drain_timeout_s``); a Ctrl-C while it waits for them exits 
 (130).
 ``--dry-run`` answers with an echo model instead of calling an endpoint.
 
-Like every ``gateway.cli_*`` module, this one imports the gateway, the agent and the model
+Like every ``gateway.cli`` command module, this one imports the gateway, the agent and the model
 SDK inside the functions that use them: ``mnemo --help`` and the other commands load it
 to build the parser and should not pay for them.
 """
@@ -31,20 +31,18 @@ import argparse
 import asyncio
 import contextlib
 import getpass
-import os
 import re
 import signal
 import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
-from gateway.cli.memory import UsageError
 from gateway.config import Config, Paths
 
 if TYPE_CHECKING:
     from agent_core.models import Model
     from gateway.auth import Access
-    from gateway.service import GatewaySettings
+    from gateway.settings import GatewaySettings
 
 __all__ = ["HISTORY_FILE", "console_access", "console_person", "console_settings", "register"]
 
@@ -61,29 +59,6 @@ def register(commands: Any) -> None:
 def console_person(user: str | None = None) -> str:
     name = (user or getpass.getuser() or "user").lower()
     return "console-" + (re.sub(r"[^a-z0-9._-]", "_", name).strip("._-") or "user")
-
-
-def build_model(config: Config, *, dry_run: bool, environ: dict[str, str] | None = None) -> Model:
-    if dry_run:
-        from agent_core.models.scripted import ScriptedModel, echo
-
-        return ScriptedModel(respond=echo, name="dry-run")
-    env = os.environ if environ is None else environ
-    key = env.get(config.model.api_key_env)
-    if not key and config.model.base_url is None:
-        raise UsageError(
-            f"{config.model.api_key_env} is not set (needed to reach {config.model.name});"
-            " set it, point model.base_url at a local server, or try `mnemo chat --dry-run`"
-        )
-    from agent_core.models.openai import OpenAIModel
-
-    return OpenAIModel(
-        name=config.model.name,
-        base_url=config.model.base_url,
-        api_key=key,
-        timeout_s=config.model.timeout_s,
-        max_retries=config.model.max_retries,
-    )
 
 
 def console_access(config: Config, user_id: str) -> Access:
@@ -107,6 +82,8 @@ def console_settings(config: Config) -> GatewaySettings:
 
 
 def _chat(args: argparse.Namespace, paths: Paths, config: Config) -> int:
+    from gateway.wiring import build_model
+
     model = build_model(config, dry_run=args.dry_run)
     try:
         return asyncio.run(_run(model, paths, config, args.session))
@@ -116,7 +93,7 @@ def _chat(args: argparse.Namespace, paths: Paths, config: Config) -> int:
 
 async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> int:
     from adapters.console import ConsoleAdapter
-    from gateway.wiring import build_gateway
+    from gateway.wiring import build_gateway, close_model
     from memory.archive import Archive
 
     person = console_person()
@@ -138,42 +115,36 @@ async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> 
         elif running is not None:
             running.cancel()  # while it finishes up (reviews): stop waiting, exit now
 
-    loop.add_signal_handler(signal.SIGINT, ctrl_c)
-    loop.add_signal_handler(signal.SIGTERM, console.close)
-    try:
-        async with await Archive.open(paths.state_db) as archive:
-            gateway = build_gateway(
-                paths=paths,
-                config=config,
-                archive=archive,
-                model=model,
-                adapters={"console": console},
-                rules=console_access(config, user_id),
-                settings=console_settings(config),
+    # Left in reverse order however the chat ends (Ctrl-C while it finishes up included):
+    # the gateway stops (running turns finish; reviews and notices awaited), the terminal is
+    # given back, the archive closes, the signals are ours no more, the model closes.
+    async with contextlib.AsyncExitStack() as parts:
+        parts.push_async_callback(close_model, model)
+        loop.add_signal_handler(signal.SIGINT, ctrl_c)
+        loop.add_signal_handler(signal.SIGTERM, console.close)
+        parts.callback(loop.remove_signal_handler, signal.SIGTERM)
+        parts.callback(loop.remove_signal_handler, signal.SIGINT)
+        archive = await parts.enter_async_context(await Archive.open(paths.state_db))
+        gateway = build_gateway(
+            paths=paths,
+            config=config,
+            archive=archive,
+            model=model,
+            adapters={"console": console},
+            rules=console_access(config, user_id),
+            settings=console_settings(config),
+        )
+        console.bind(gateway)
+        if terminal:
+            session = f", session {name!r}" if name else ""
+            print(
+                f"mnemo chat — {person}{session}. /help lists the commands; Ctrl-C stops"
+                " a reply; Ctrl-D or /quit leaves.",
+                flush=True,
             )
-            console.bind(gateway)
-            if terminal:
-                session = f", session {name!r}" if name else ""
-                print(
-                    f"mnemo chat — {person}{session}. /help lists the commands; Ctrl-C stops"
-                    " a reply; Ctrl-D or /quit leaves.",
-                    flush=True,
-                )
-            try:
-                await gateway.start()
-                await console.wait_closed()
-            finally:
-                try:
-                    await gateway.stop()  # running turns finish; reviews, notices awaited
-                finally:
-                    await console.stop()  # the terminal given back, even if cut short
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)
-        loop.remove_signal_handler(signal.SIGTERM)
-        close = getattr(model, "close", None)
-        if close is not None:
-            with contextlib.suppress(Exception):
-                await close()
+        parts.push_async_callback(console.stop)  # even if the gateway's stop is cut short
+        await parts.enter_async_context(gateway)
+        await console.wait_closed()
     return 0
 
 

@@ -7,7 +7,8 @@ Rows, in this order (each check is one or more rows ``check | result | detail``)
               endpoint that answers with something else (a proxy's page, invalid JSON, no
               ``choices``) is named as such, with the content type and how the body begins
     telegram  getMe with the configured token (adapters.telegram.probe)
-    discord   GET /users/@me with the configured token (adapters.discord.probe)
+    discord   GET /users/@me with the configured token (adapters.discord.probe); a row per
+              entry of gateway.platforms.PLATFORMS, each with its own probe
     home      a temporary file created and deleted there; group/other access to the home
               or to memories/ is a warning naming the `chmod 700` that fixes it
     archive   state.db opened and integrity-checked (memory.archive.database.Archive.check)
@@ -39,16 +40,16 @@ import shlex
 import stat
 import tempfile
 import time
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Mapping
 from dataclasses import asdict, dataclass, replace
 from typing import Any, Literal
 
 from adapters.base import Forbidden, PlatformError
 from agent_core.models import ModelError, ModelInvalidResponse
 from gateway.cli.preflight import check_environment
-from gateway.cli.run import secrets_of
-from gateway.config import Config, Paths, memory_stores
+from gateway.config import Config, Paths, memory_stores, secrets_of
 from gateway.logs import Redactor
+from gateway.platforms import PLATFORMS
 from gateway.terminal import visible
 from memory.archive import Archive
 from memory.skills import SkillStore
@@ -175,24 +176,6 @@ async def check_model(config: Config, environ: Mapping[str, str], timeout_s: flo
     return [Check("model", "ok", f"{reply.model or section.name} answered in {elapsed} ({where})")]
 
 
-async def _probe_telegram(config: Config, token: str, timeout_s: float) -> str:
-    from adapters.telegram import probe
-
-    return await probe(token, base_url=config.platforms.telegram.base_url, timeout=timeout_s)
-
-
-async def _probe_discord(config: Config, token: str, timeout_s: float) -> str:
-    from adapters.discord import probe
-
-    return await probe(token, api_base=config.platforms.discord.api_base, timeout=timeout_s)
-
-
-PLATFORMS: dict[str, Callable[[Config, str, float], Awaitable[str]]] = {
-    "telegram": _probe_telegram,
-    "discord": _probe_discord,
-}
-
-
 async def check_platform(
     name: str, config: Config, environ: Mapping[str, str], timeout_s: float
 ) -> list[Check]:
@@ -205,7 +188,7 @@ async def check_platform(
     started = time.monotonic()
     try:
         async with asyncio.timeout(timeout_s):
-            who = await PLATFORMS[name](config, token, timeout_s)
+            who = await PLATFORMS[name].probe(section, token, timeout_s)
     except TimeoutError:
         return [Check(name, "fail", _late(timeout_s))]
     except Forbidden as exc:

@@ -12,6 +12,7 @@ import json
 import sys
 from typing import Any
 
+from gateway.cli.common import UsageError
 from gateway.config import Config, Paths, memory_stores
 from gateway.people import person_option
 from gateway.terminal import visible
@@ -25,11 +26,7 @@ from memory import (
 )
 from memory.scan import scan
 
-__all__ = ["UsageError", "register"]
-
-
-class UsageError(Exception):
-    """Bad arguments found after parsing (exit status 2)."""
+__all__ = ["register"]
 
 
 def register(commands: Any) -> None:

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from adapters.messages import label
-from gateway.cli.memory import UsageError
+from gateway.cli.common import UsageError
 from gateway.config import Config, Paths
 from gateway.pairing import Listing, PairingStore, qualified_id, time_left
 

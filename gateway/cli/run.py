@@ -6,8 +6,8 @@ connects, every enabled platform's token must be in the environment: a missing o
 single line naming the variable (exit 2). Tokens and the API key are redacted from every log
 line (``gateway.logs``).
 
-Adapters are made from one table keyed by the YAML section name (``PLATFORMS``), so a new
-platform is one factory and one config section.
+Adapters are made from one table keyed by the YAML section name
+(``gateway.platforms.PLATFORMS``), so a new platform is one entry there and one config section.
 """
 
 from __future__ import annotations
@@ -19,61 +19,28 @@ import logging
 import os
 import signal
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from gateway import logs
-from gateway.cli.chat import build_model
-from gateway.cli.memory import UsageError
+from gateway.cli.common import UsageError
 from gateway.config import (
     Config,
     ConfigError,
-    DiscordConfig,
     Paths,
-    TelegramConfig,
     load_config,
+    secrets_of,
 )
 from gateway.ops_http import parse_listen
+from gateway.platforms import PLATFORMS
 
 if TYPE_CHECKING:
     from adapters.base import Adapter
     from gateway.service import Gateway
 
-__all__ = ["PLATFORMS", "register"]
+__all__ = ["adapters_for", "register"]
 
 log = logging.getLogger("mnemo")
-
-
-def _telegram(section: TelegramConfig, token: str, env: Mapping[str, str]) -> Adapter:
-    from adapters.telegram import TelegramAdapter
-
-    return TelegramAdapter(
-        token,
-        base_url=section.base_url,
-        base_file_url=section.base_file_url,
-        mode=section.mode,
-        webhook_url=section.webhook_url,
-        webhook_listen=section.webhook_listen,
-        webhook_port=section.webhook_port,
-        webhook_secret=env.get(section.webhook_secret_env) or None,
-    )
-
-
-def _discord(section: DiscordConfig, token: str, env: Mapping[str, str]) -> Adapter:
-    from adapters.discord import DiscordAdapter
-
-    return DiscordAdapter(
-        token,
-        api_base=section.api_base,
-        gateway_url=section.gateway_url,
-        guild_ready_timeout=section.ready_wait_s,
-    )
-
-
-PLATFORMS: dict[str, Callable[[Any, str, Mapping[str, str]], Adapter]] = {
-    "telegram": _telegram,
-    "discord": _discord,
-}
 
 
 def register(commands: Any) -> None:
@@ -86,7 +53,7 @@ def adapters_for(config: Config, environ: Mapping[str, str]) -> dict[str, Adapte
     """One adapter per enabled platform; ``UsageError`` names a missing token's variable."""
     made: dict[str, Adapter] = {}
     missing = []
-    for name, factory in PLATFORMS.items():
+    for name, platform in PLATFORMS.items():
         section = getattr(config.platforms, name)
         if not section.enabled:
             continue
@@ -94,25 +61,16 @@ def adapters_for(config: Config, environ: Mapping[str, str]) -> dict[str, Adapte
         if not token:
             missing.append(f"platforms.{name} is enabled but {section.token_env} is not set")
             continue
-        made[name] = factory(section, token, environ)
+        made[name] = platform.adapter(section, token, environ)
     if missing:
         raise UsageError("; ".join(missing))
     if not made:
+        switches = " or ".join(f"platforms.{name}.enabled" for name in PLATFORMS)
         raise UsageError(
-            "no platform is enabled: set platforms.telegram.enabled or platforms.discord.enabled"
-            " in config.yaml (or try `mnemo chat` on this terminal)"
+            f"no platform is enabled: set {switches} in config.yaml"
+            " (or try `mnemo chat` on this terminal)"
         )
     return made
-
-
-def secrets_of(config: Config, environ: Mapping[str, str]) -> list[str]:
-    names = [
-        config.model.api_key_env,
-        config.platforms.telegram.token_env,
-        config.platforms.telegram.webhook_secret_env,
-        config.platforms.discord.token_env,
-    ]
-    return [environ[name] for name in names if environ.get(name)]
 
 
 def _run(args: argparse.Namespace, paths: Paths, config: Config) -> int:
@@ -123,7 +81,9 @@ def _run(args: argparse.Namespace, paths: Paths, config: Config) -> int:
             parse_listen(config.ops.http.listen)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-    model = build_model(config, dry_run=False, environ=environ)
+    from gateway.wiring import build_model
+
+    model = build_model(config, environ=environ)
     level = logging.DEBUG if args.verbose else getattr(logging, config.ops.log_level.upper())
     logs.install(secrets_of(config, environ), level=level, fmt=config.ops.log_format)
     try:
@@ -134,7 +94,7 @@ def _run(args: argparse.Namespace, paths: Paths, config: Config) -> int:
 
 async def _serve(paths: Paths, config: Config, adapters: dict[str, Adapter], model: Any) -> int:
     from gateway.ops_http import OpsServer
-    from gateway.wiring import access, build_gateway, gateway_settings
+    from gateway.wiring import access, build_gateway, close_model, gateway_settings
     from memory.archive import Archive
 
     stop = asyncio.Event()
@@ -155,43 +115,36 @@ async def _serve(paths: Paths, config: Config, adapters: dict[str, Adapter], mod
             log.info("reloaded allowlists, admins and group settings from %s", paths.config_file)
 
     loop.add_signal_handler(signal.SIGHUP, reload)
-    async with await Archive.open(paths.state_db) as archive:
+    failed: Exception | None = None
+    # Each part entered once and left in reverse order, however the block ends: the model,
+    # the archive, the ops endpoint (up first: /healthz says 503 while the platforms
+    # connect), then the gateway (a start that fails stops what it started).
+    async with contextlib.AsyncExitStack() as parts:
+        parts.push_async_callback(close_model, model)
+        archive = await parts.enter_async_context(await Archive.open(paths.state_db))
         gateway = build_gateway(
             paths=paths, config=config, archive=archive, model=model, adapters=adapters
         )
-        ops = None
-        if config.ops.http.listen:
-            ops = OpsServer(
-                config.ops.http.listen,
-                health=gateway.health,
-                metrics=gateway.metrics,
-                refresh=gateway.refresh_metrics,
-            )
         try:
-            if ops is not None:  # up first: /healthz says 503 while the platforms connect
-                await ops.start()  # it logs its address
-            await gateway.start()
+            if config.ops.http.listen:
+                ops = OpsServer(
+                    config.ops.http.listen,
+                    health=gateway.health,
+                    metrics=gateway.metrics,
+                    refresh=gateway.refresh_metrics,
+                )
+                await parts.enter_async_context(ops)  # it logs its address
+            await parts.enter_async_context(gateway)
         except Exception as exc:
             log.error("could not start: %s", exc)
-            await gateway.stop()
-            if ops is not None:
-                await ops.stop()
-            await _close(model)
-            print(f"mnemo: error: could not start: {exc}", file=sys.stderr)
-            return 1
-        log.info("mnemo is running on %s; stop with SIGTERM or Ctrl-C", ", ".join(adapters))
-        await stop.wait()
-        log.info("stopping: draining running turns (at most %.0fs)", config.gateway.drain_timeout_s)
-        await gateway.stop()
-        if ops is not None:
-            await ops.stop()
-        await _close(model)
+            failed = exc
+        else:
+            log.info("mnemo is running on %s; stop with SIGTERM or Ctrl-C", ", ".join(adapters))
+            await stop.wait()
+            drain = config.gateway.drain_timeout_s
+            log.info("stopping: draining running turns (at most %.0fs)", drain)
+    if failed is not None:
+        print(f"mnemo: error: could not start: {failed}", file=sys.stderr)
+        return 1
     log.info("stopped cleanly")
     return 0
-
-
-async def _close(model: Any) -> None:
-    close = getattr(model, "close", None)
-    if close is not None:
-        with contextlib.suppress(Exception):
-            await close()

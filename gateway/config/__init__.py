@@ -11,10 +11,12 @@ from gateway.config.schema import (
     DiscordConfig,
     MemoryConfig,
     Paths,
+    PlatformConfig,
     TelegramConfig,
     load_config,
     memory_stores,
     resolve_paths,
+    secrets_of,
 )
 
 __all__ = [
@@ -23,9 +25,11 @@ __all__ = [
     "DiscordConfig",
     "MemoryConfig",
     "Paths",
+    "PlatformConfig",
     "TelegramConfig",
     "commented_config",
     "load_config",
     "memory_stores",
     "resolve_paths",
+    "secrets_of",
 ]

@@ -62,6 +62,7 @@ __all__ = [
     "ModelConfig",
     "OpsConfig",
     "Paths",
+    "PlatformConfig",
     "PlatformsConfig",
     "ReviewConfig",
     "SkillsConfig",
@@ -69,6 +70,7 @@ __all__ = [
     "load_config",
     "memory_stores",
     "resolve_paths",
+    "secrets_of",
 ]
 
 
@@ -139,7 +141,9 @@ Id = Annotated[str, BeforeValidator(platform_id)]
 """A chat or user id: an integer (YAML reads ``123`` as one; a string to us) or "*"."""
 
 
-class _Platform(_Section):
+class PlatformConfig(_Section):
+    """What every ``platforms.<name>`` section has (``gateway.platforms`` lists the names)."""
+
     enabled: bool = False
     """Start this platform with `mnemo run`."""
     allowed_users: list[Id] = []
@@ -152,7 +156,7 @@ class _Platform(_Section):
     """Group/channel ids where the bot answers every message (require_mention off there)."""
 
 
-class TelegramConfig(_Platform):
+class TelegramConfig(PlatformConfig):
     token_env: EnvName = "TELEGRAM_BOT_TOKEN"  # noqa: S105 - a variable name
     """Environment variable holding the bot token (from @BotFather)."""
     base_url: HttpURL | None = None
@@ -171,7 +175,7 @@ class TelegramConfig(_Platform):
     """Environment variable holding the webhook secret token (checked on every post)."""
 
 
-class DiscordConfig(_Platform):
+class DiscordConfig(PlatformConfig):
     token_env: EnvName = "DISCORD_BOT_TOKEN"  # noqa: S105 - a variable name
     """Environment variable holding the bot token."""
     api_base: HttpURL | None = None
@@ -306,6 +310,24 @@ def memory_stores(paths: Paths, config: Config) -> MemoryStores:
         scope=mem.scope,
         write_approval=mem.write_approval,
     )
+
+
+def secrets_of(config: Config, environ: Mapping[str, str]) -> list[str]:
+    """The secrets ``config`` names, as ``environ`` holds them (the log redactor's list):
+    the value of every ``*_env`` key, wherever it is (the API key, every platform's bot
+    token, the webhook secret), enabled or not."""
+    return [environ[name] for name in _env_names(config) if environ.get(name)]
+
+
+def _env_names(section: BaseModel) -> list[str]:
+    names: list[str] = []
+    for key in type(section).model_fields:
+        value = getattr(section, key)
+        if isinstance(value, BaseModel):
+            names += _env_names(value)
+        elif key.endswith("_env") and isinstance(value, str):
+            names.append(value)
+    return names
 
 
 def load_config(paths: Paths) -> Config:

@@ -31,6 +31,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from adapters.messages import Button, Identity, label
+from gateway.ledger import OutboxKind
 from gateway.pairing.store import Listing, PairingOffer, PairingStore, PendingCode, time_left
 
 __all__ = [
@@ -58,10 +59,16 @@ QUEUE_MAX = 200  # untold requests kept per admin; the notice counts the rest an
 
 
 class Post(Protocol):
-    """Send ``text`` to ``user_id``'s private chat with the bot (``Gateway._post_private``)."""
+    """Send ``text`` to ``user_id``'s private chat with the bot (``Replies.private``)."""
 
     def __call__(
-        self, platform: str, user_id: str, text: str, *, buttons: tuple[Button, ...], kind: str
+        self,
+        platform: str,
+        user_id: str,
+        text: str,
+        *,
+        buttons: tuple[Button, ...],
+        kind: OutboxKind,
     ) -> Awaitable[object]: ...
 
 

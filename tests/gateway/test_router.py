@@ -10,7 +10,8 @@ from datetime import UTC, datetime
 import pytest
 
 from adapters import Identity, InboundMessage
-from gateway.router import Router, RouterClosed, SessionKey
+from gateway.router import Router, RouterClosed
+from gateway.sessions import SessionKey
 
 
 def msg(text: str, *, chat: str = "1", user: str = "7", chat_type: str = "dm",

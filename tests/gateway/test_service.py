@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import json
+import logging
 import time
 from collections.abc import AsyncIterator, Callable, Sequence
 from pathlib import Path
@@ -21,7 +22,8 @@ from agent_core.review import REVIEW_INSTRUCTION
 from gateway.config.schema import Config, Paths
 from gateway.outbox import DeliveryPolicy
 from gateway.replies import RESTARTED
-from gateway.service import CANCELLED, Gateway
+from gateway.service import Gateway
+from gateway.turns import CANCELLED
 from gateway.wiring import access, build_gateway, gateway_settings
 from memory.archive.database import Archive
 from tests.gateway.harness import ChatAdapter
@@ -484,3 +486,108 @@ async def test_an_approval_from_the_shell_is_announced_once(home: Path, archive:
     await asyncio.sleep(0.3)
     await rig.gateway.stop()
     assert len(rig.adapter.texts("77")) == 2 and "approved" in rig.adapter.texts("77")[1]
+
+
+# -- the gateway as an async context manager; what stopping cannot finish is logged --------
+
+LEAKY = "close failed for 123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq"  # a bot token's shape
+
+
+@dataclasses.dataclass
+class BrokenAdapter(ChatAdapter):
+    """A platform whose start or stop fails, as one that is down does."""
+
+    start_error: Exception | None = None
+    stop_error: Exception | None = None
+
+    async def start(self, sink: Sink) -> None:
+        if self.start_error is not None:
+            raise self.start_error
+        await super().start(sink)
+
+    async def stop(self) -> None:
+        await super().stop()
+        if self.stop_error is not None:
+            raise self.stop_error
+
+
+def two_platforms(home: Path, archive: Archive, discord: ChatAdapter) -> Rig:
+    rig = Rig(home, archive, config())
+    gateway = build_gateway(
+        paths=Paths(home, home / "config.yaml", explicit_config=False),
+        config=rig.config,
+        archive=archive,
+        model=rig.model,
+        adapters={"telegram": rig.adapter, "discord": discord},
+    )
+    rig.gateway = gateway
+    return rig
+
+
+async def test_async_with_starts_the_gateway_and_stops_it_on_any_way_out(
+    home: Path, archive: Archive
+) -> None:
+    rig = Rig(home, archive, config())
+    async with rig.gateway as gateway:
+        assert gateway is rig.gateway
+        assert await gateway.health() == (True, [])
+        await rig.adapter.say("hello")
+        await rig.adapter.wait_sent(1)
+    assert rig.adapter.texts() == ["echo: hello"]
+    assert not rig.adapter.connected
+    assert (await rig.gateway.health())[1] == ["gateway: stopping", "telegram: not connected"]
+    await rig.gateway.stop()  # once is enough: a second stop does nothing
+
+    again = Rig(home, archive, config())
+
+    async def fails_inside() -> None:
+        async with again.gateway:
+            assert again.adapter.connected
+            raise LookupError
+
+    with pytest.raises(LookupError):
+        await fails_inside()
+    assert not again.adapter.connected
+
+
+async def test_a_start_that_fails_half_way_stops_what_it_started(
+    home: Path, archive: Archive
+) -> None:
+    down = BrokenAdapter(platform="discord", start_error=Unavailable("discord is down"))
+    rig = two_platforms(home, archive, down)
+    with pytest.raises(Unavailable, match="discord is down"):
+        await rig.gateway.__aenter__()
+    assert rig.adapter.sink is None and down.sink is None  # telegram was started, then stopped
+    assert (await rig.gateway.health())[1][0] == "gateway: stopping"
+
+
+async def test_stop_logs_what_it_cannot_finish_and_stops_the_rest(
+    home: Path, archive: Archive, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="gateway.service")
+    stuck = BrokenAdapter(platform="discord", stop_error=RuntimeError(LEAKY))
+    rig = two_platforms(home, archive, stuck)
+
+    async def fails_late() -> None:
+        await asyncio.sleep(0.05)
+        raise OSError("disk full")
+
+    async with rig.gateway as gateway:
+        gateway._track(fails_late(), "notice:test")
+    assert not rig.adapter.connected and not stuck.connected  # both stopped all the same
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        "background task notice:test: OSError while stopping: disk full",
+        "discord adapter: RuntimeError while stopping: close failed for [redacted]",
+    ]
+    assert "AAHdqTcv" not in caplog.text and "Traceback" not in caplog.text
+
+
+async def test_the_adapters_stop_even_when_a_step_before_them_fails(rig: Rig) -> None:
+    async def broken_flush() -> int:
+        raise OSError("state.db is read-only")
+
+    rig.gateway.outbox.flush = broken_flush  # type: ignore[method-assign]
+    with pytest.raises(OSError, match="read-only"):
+        await rig.gateway.stop()
+    assert not rig.adapter.connected

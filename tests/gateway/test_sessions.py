@@ -9,8 +9,7 @@ import pytest
 
 from agent_core.agent import Agent, AgentSettings
 from agent_core.models.scripted import ScriptedModel, echo
-from gateway.router import SessionKey
-from gateway.sessions import Sessions
+from gateway.sessions import SessionKey, Sessions
 from memory import MemoryStores
 from memory.archive.database import Archive
 from tests.gateway.harness import ChatAdapter

@@ -16,7 +16,7 @@ from adapters.console import PROMPT, THINKING
 from agent_core.review import REVIEW_INSTRUCTION
 from gateway.cli.chat import HISTORY_FILE, console_person
 from gateway.commands import HELP
-from gateway.service import CANCELLED
+from gateway.turns import CANCELLED
 from memory import MemoryStores, MemoryTurn
 from memory.archive.database import Archive
 from tests.fakes.openai_server import Call, Dynamic, FakeOpenAI, Text, ToolCalls

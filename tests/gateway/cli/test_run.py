@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import socket
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -40,6 +41,29 @@ def test_no_enabled_platform_says_how_to_enable_one(
 ) -> None:
     assert main(["run"]) == 2
     assert "platforms.telegram.enabled" in capsys.readouterr().err
+
+
+@pytest.mark.usefixtures("root_logging")
+def test_a_start_that_fails_is_one_error_line_and_exit_1(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The ops endpoint's port is taken: nothing else starts, what did is closed again
+    (``_serve``'s exit stack), and the reason is the last line."""
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123456:not-a-real-token")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        write_config(
+            home,
+            "platforms:\n  telegram: {enabled: true}\n"
+            "model: {base_url: 'http://127.0.0.1:9/v1'}\n"
+            f"ops: {{http: {{listen: '127.0.0.1:{port}'}}}}\n",
+        )
+        assert main(["run"]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err[-1].startswith("mnemo: error: could not start: ")
+    assert not any("stopped cleanly" in line or "mnemo is running" in line for line in err)
 
 
 def test_the_redactor_hides_secrets_anywhere_in_a_record() -> None:

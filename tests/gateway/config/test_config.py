@@ -9,7 +9,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 from gateway.config.checks import looks_like_secret
-from gateway.config.schema import Config, ConfigError, load_config, resolve_paths
+from gateway.config.schema import Config, ConfigError, load_config, resolve_paths, secrets_of
 
 
 def test_home_resolution_order(tmp_path: Path) -> None:
@@ -436,3 +436,20 @@ def test_admins_are_platform_and_numeric_user_id(tmp_path: Path) -> None:
         "gateway.admins[4]: 'discord:' is not platform:id (e.g. telegram:123456789)",
         "gateway.admins[5]: ' discord:1' is not platform:id (e.g. telegram:123456789)",
     ]
+
+
+def test_the_secrets_are_the_values_of_every_env_key_set() -> None:
+    """What the log redactor hides: each ``*_env`` key's variable, disabled platforms too."""
+    config = Config.model_validate(
+        {"platforms": {"discord": {"token_env": "MY_DISCORD"}}, "model": {"api_key_env": "KEY"}}
+    )
+    environ = {
+        "KEY": "sk-one",
+        "TELEGRAM_BOT_TOKEN": "123:tg",
+        "TELEGRAM_WEBHOOK_SECRET": "hook",
+        "MY_DISCORD": "dc",
+        "DISCORD_BOT_TOKEN": "not named by this config",
+        "HOME": "/home/ada",
+    }
+    assert secrets_of(config, environ) == ["sk-one", "123:tg", "hook", "dc"]
+    assert secrets_of(config, {"KEY": ""}) == []

@@ -1,0 +1,137 @@
+"""The choke point: every update an adapter normalises goes through ``Intake.receive``.
+
+In this order:
+
+1. **authorize** (``gateway.auth``): deny by default; pairing codes for unknown DMs; groups,
+   bots and blocked people ignored silently. Nothing else runs for a message that fails here.
+2. **gate**: in a group the bot answers only when addressed (mention, reply, command),
+   unless the platform's ``require_mention`` is off or the chat is a free-response chat.
+3. **deduplicate** (``gateway.ledger``): an update seen before is dropped, so a redelivery
+   after a restart never gets a second answer.
+4. **pairing** (``gateway.pairing.notices``): a stranger is told their code once (then at
+   most a reminder every 10 minutes), and the admins hear of each new code, batched.
+5. **budget** (``gateway.limits``): a message that would start a turn past the person's
+   turns-an-hour or tokens-a-day budget is answered with the limit, not run.
+6. **queue** (``gateway.router``) on the session key's lane (``gateway.turns`` runs it).
+
+Once ``closing`` (the gateway is stopping), a message is still acknowledged and recorded
+but not queued: the next start tells its sender the answer was lost.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Mapping
+
+from adapters.base import Adapter
+from adapters.messages import InboundMessage
+from gateway.auth import Auth
+from gateway.ledger import Inbound, Ledger
+from gateway.limits import Budgets
+from gateway.metrics import Metrics
+from gateway.pairing import PairingDesk
+from gateway.replies import Replies
+from gateway.router import Router, RouterClosed
+from gateway.sessions import SessionKey
+from gateway.settings import GatewaySettings, PlatformPolicy
+
+__all__ = ["Intake"]
+
+log = logging.getLogger(__name__)
+
+
+class Intake:
+    def __init__(
+        self,
+        *,
+        auth: Auth,
+        adapters: Mapping[str, Adapter],
+        ledger: Ledger,
+        router: Router,
+        budgets: Budgets,
+        pairing_desk: PairingDesk,
+        replies: Replies,
+        metrics: Metrics,
+        settings: Callable[[], GatewaySettings],
+    ) -> None:
+        """``settings`` is read on every message: a reload applies to the next one."""
+        self.auth = auth
+        self.adapters = adapters
+        self.ledger = ledger
+        self.router = router
+        self.budgets = budgets
+        self.pairing_desk = pairing_desk
+        self.replies = replies
+        self.metrics = metrics
+        self._settings = settings
+        self.closing = False
+
+    async def receive(self, message: InboundMessage) -> None:
+        """An adapter's sink: authorize, gate, deduplicate, queue. Returns quickly."""
+        verdict = self.auth.check(message)
+        if verdict.action == "ignore":
+            log.debug("ignored %s: %s", message.dedup_key, verdict.reason)
+            await self._dismiss(message)
+            return
+        if verdict.action == "allow" and not self._addressed(message):
+            await self._dismiss(message)
+            return
+        key = self.key(message)
+        if self.closing:
+            # acknowledged by the platform: keep it in the ledger so the next start tells them
+            await self._accept(message, key)
+            return
+        if not await self._accept(message, key):
+            self.metrics.redelivery()
+            log.info("dropped a redelivered update %s", message.dedup_key)
+            return
+        if verdict.action == "pair" and verdict.offer is not None:
+            text = self.pairing_desk.offer(message.sender, verdict.offer)
+            if text is None:
+                await self._dismiss(message)
+            await self.replies.answer_or_finish(message, key, text)
+            return
+        refusal = None if verdict.admin else await self.budgets.refusal(message)
+        if refusal is not None:
+            self.metrics.limited(message.platform, refusal.kind)
+            await self.replies.answer_or_finish(message, key, refusal.text)
+            return
+        with contextlib.suppress(RouterClosed):  # the row stays queued: the next start tells them
+            self.router.submit(key, message)
+
+    def key(self, message: InboundMessage) -> SessionKey:
+        """The session ``message`` belongs to."""
+        return SessionKey.for_message(
+            message, per_user_in_groups=self._settings().group_sessions_per_user
+        )
+
+    async def _dismiss(self, message: InboundMessage) -> None:
+        """Nothing will answer ``message``: its adapter releases what it holds open."""
+        adapter = self.adapters.get(message.platform)
+        if adapter is None:
+            return
+        try:
+            await adapter.dismiss(message)
+        except Exception as exc:  # best effort, never a reason to fail intake
+            log.debug("could not dismiss %s: %s", message.dedup_key, exc)
+
+    def _addressed(self, message: InboundMessage) -> bool:
+        if message.chat_type == "dm" or message.addressed_to_bot or message.is_callback:
+            return True
+        policy = self._settings().platforms.get(message.platform, PlatformPolicy())
+        return not policy.require_mention or message.chat_id in policy.free_response_chats
+
+    async def _accept(self, message: InboundMessage, key: SessionKey) -> bool:
+        return await self.ledger.accept(
+            Inbound(
+                key=message.dedup_key,
+                session_key=str(key),
+                platform=message.platform,
+                chat_id=message.chat_id,
+                thread_id=message.thread_id,
+                message_id=message.message_id,
+                received_at=time.time(),
+            )
+        )
