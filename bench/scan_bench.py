@@ -87,7 +87,7 @@ def adversarial_inputs(size: int = 65536, *, every_alternative: bool = False) ->
         (ROOT / name).read_text(encoding="utf-8") for name in ("README.md", "bench/README.md")
     )
     code = "".join(
-        path.read_text(encoding="utf-8") for path in sorted((ROOT / "memory").glob("scan*.py"))
+        path.read_text(encoding="utf-8") for path in sorted((ROOT / "memory" / "scan").glob("*.py"))
     )
     inputs = {
         "a x 64Ki": "a" * size,
