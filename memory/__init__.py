@@ -7,7 +7,6 @@ from memory.curated import (
     TARGETS,
     BlockedEntry,
     DriftReport,
-    InvalidPersonError,
     MemoryLimits,
     MemoryScope,
     MemorySnapshot,
@@ -19,8 +18,8 @@ from memory.curated import (
     Target,
     format_usage,
     parse_entries,
-    validate_person,
 )
+from memory.people import InvalidPersonError, validate_person
 from memory.scan import Finding, scan
 
 __all__ = [

@@ -17,10 +17,8 @@ through the same function, so there is one set of rules:
 * with write approval on, writes are validated and staged in ``PENDING.json`` instead
   (``memory.curated.approval``: staging, and deciding a staged write).
 
-Errors::
-
-    MemoryStoreError
-    └── InvalidPersonError      a person id that is not a safe directory name
+Errors: ``MemoryStoreError`` is the root; a person id that is not a safe directory name is
+``memory.people.InvalidPersonError`` (a ``ValueError``), shared with the archive.
 
 Recoverable problems (no match, over the limit, drift, blocked content) are *results*
 (``success: false``) for the model, never exceptions.
@@ -29,7 +27,6 @@ Recoverable problems (no match, over the limit, drift, blocked content) are *res
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -62,6 +59,7 @@ from memory.curated.operations import (
 )
 from memory.curated.pending import PendingWrite
 from memory.files import atomic_write_bytes, atomic_write_text, ensure_private_dir, file_lock
+from memory.people import InvalidPersonError, is_person_id, validate_person
 
 __all__ = [
     "MAX_FAILURES_PER_TURN",
@@ -83,24 +81,10 @@ log = logging.getLogger(__name__)
 MAX_FAILURES_PER_TURN = 3
 SAVED_NOTE = "Saved to disk. This write is complete: do not repeat it."
 MemoryScope = Literal["person", "shared"]
-_PERSON_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
 
 
 class MemoryStoreError(Exception):
     """Base of this module's exceptions."""
-
-
-class InvalidPersonError(MemoryStoreError, ValueError):
-    """A person id that is not a safe, lower-case directory name."""
-
-
-def validate_person(person: str) -> str:
-    if not _PERSON_RE.fullmatch(person):
-        raise InvalidPersonError(
-            f"invalid person id {person!r}: use lower-case letters, digits, '.', '_' or '-' "
-            "(for example telegram-12345)"
-        )
-    return person
 
 
 @dataclass(frozen=True, slots=True)
@@ -487,7 +471,7 @@ class MemoryStores:
         if not self.root.is_dir():
             return []
         return sorted(
-            p.name for p in self.root.iterdir() if p.is_dir() and _PERSON_RE.fullmatch(p.name)
+            p.name for p in self.root.iterdir() if p.is_dir() and is_person_id(p.name)
         )
 
     def __iter__(self) -> Iterator[MemoryStore]:
