@@ -42,7 +42,7 @@ from memory import (
     Target,
 )
 from memory.archive import Archive, Searcher, when, without_header
-from memory.curated import preview
+from memory.curated import Refused, preview
 from memory.skills import SkillError, SkillStore
 
 __all__ = [
@@ -585,9 +585,9 @@ def _forget(store: MemoryStore, text: str) -> str:
             ]
             return "\n".join(lines)
     number, target, entry = chosen[0]
-    result = store.call({"action": "remove", "target": target, "old_text": entry}, MemoryTurn())
-    if not result.get("success"):
-        return _tool_text(result)
+    outcome = store.call({"action": "remove", "target": target, "old_text": entry}, MemoryTurn())
+    if isinstance(outcome, Refused):
+        return outcome.error
     return f"Forgot entry {number} of {FILE_NAMES[target]}: «{visible(preview(entry, 300))}»"
 
 
@@ -599,9 +599,3 @@ def _excerpt(text: str, terms: Sequence[str], width: int = 160) -> str:
     start = max(0, min(places, default=0) - width // 3)
     cut = flat[start : start + width]
     return f"{'…' if start else ''}{cut}{'…' if start + width < len(flat) else ''}"
-
-
-def _tool_text(result: dict[str, Any]) -> str:
-    if result.get("success"):
-        return str(result.get("message") or "Done.")
-    return str(result.get("error") or "That did not work.")

@@ -16,6 +16,7 @@ from memory.curated.entries import (
     usage_chars,
 )
 from memory.curated.operations import Operation
+from memory.curated.outcomes import Change, Done, Outcome, Refused, Saved, Staged, WriteOutcome
 from memory.curated.store import (
     MAX_FAILURES_PER_TURN,
     BlockedEntry,
@@ -38,7 +39,9 @@ __all__ = [
     "MAX_FAILURES_PER_TURN",
     "TARGETS",
     "BlockedEntry",
+    "Change",
     "Decision",
+    "Done",
     "DriftReport",
     "InvalidPersonError",
     "MemoryLimits",
@@ -49,8 +52,13 @@ __all__ = [
     "MemoryStores",
     "MemoryTurn",
     "Operation",
+    "Outcome",
     "PendingWrite",
+    "Refused",
+    "Saved",
+    "Staged",
     "Target",
+    "WriteOutcome",
     "format_usage",
     "parse_entries",
     "preview",
