@@ -27,6 +27,7 @@ from agent_core.prompt import build_system_prompt, read_soul
 from agent_core.review import ReviewOutcome, review
 from agent_core.tools import (
     Approval,
+    SearchTool,
     SkillPolicy,
     Toolbox,
     memory_tool,
@@ -34,7 +35,7 @@ from agent_core.tools import (
     skill_tools,
 )
 from memory import MemoryStores, MemoryTurn
-from memory.archive import Archive, Message, NewMessage, SearchTool, SessionSpec, new_session_id
+from memory.archive import Archive, Message, NewMessage, SessionSpec, new_session_id
 from memory.scan import scan
 from memory.skills import SkillStore
 

@@ -449,33 +449,23 @@ class Commands:
     async def _search_as(self, person: str, query: str, *, own: bool = True) -> str:
         """What people see of a search: the conversation itself (no tool output, no
         headers the gateway adds), each hit an excerpt around the words searched."""
-        hits, parsed = await self.searcher.find(
-            query, viewer=person, limit=5, conversation_only=True
+        found = await self.searcher.discover(
+            query, viewer=person, limit=5, conversation_only=True, context=False
         )
-        if parsed.empty:
+        if found.parsed.empty:
             return "That has no words I can search for. Try /search with a few words you said."
-        if not hits:
+        if not found.results:
             return (
                 f"Nothing in {'your' if own else 'their'} past conversations matches"
                 f" «{label(query)}». Try other or fewer words, or /sessions for the recent ones."
             )
         lines = []
-        for hit in hits:
-            session = await self.archive.get_session(hit.session_id, viewer=person)
-            found = await self.archive.messages(
-                hit.session_id,
-                viewer=person,
-                before_id=hit.message_id + 1,
-                limit=1,
-                newest_first=True,
-            )
-            if session is None or not found:  # pragma: no cover - the SQL already scoped it
-                continue
-            message = found[0]
+        for result in found.results:
+            message = result.message
             who = ("you" if own else "they") if message.role == "user" else "me"
-            excerpt = _excerpt(without_header(message.content), parsed.all_terms())
+            excerpt = _excerpt(without_header(message.content), found.parsed.all_terms())
             lines.append(
-                f"{when(message.created_at)} · {label(session.title or '(untitled)')}\n"
+                f"{when(message.created_at)} · {label(result.session.title or '(untitled)')}\n"
                 f"  {who}: {visible(excerpt)}"
             )
         return "\n".join(lines)

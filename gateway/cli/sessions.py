@@ -28,14 +28,14 @@ from gateway.terminal import visible
 from memory.archive import (
     Archive,
     ArchiveError,
+    Discovery,
     ImportFormatError,
     ImportReport,
     Message,
     MigrationError,
-    SearchTool,
+    Searcher,
     Session,
-    message_json,
-    session_json,
+    when,
 )
 
 __all__ = ["read_import_lines", "register"]
@@ -44,7 +44,7 @@ T = TypeVar("T")
 Handler = Callable[[argparse.Namespace, Paths, Config], int]
 
 LIST_LIMIT = 20
-SEARCH_LIMIT = 10  # the session_search tool returns at most 10 results
+SEARCH_LIMIT = 10  # as many as the session_search tool returns at most
 EXPORT_PROGRESS_EVERY = 1000
 
 
@@ -195,6 +195,8 @@ def _print_json(data: Any) -> None:
 
 
 def _session_json(session: Session) -> dict[str, Any]:
+    from agent_core.tools.search import session_json  # the tool's shape, when JSON is asked
+
     data = session_json(session)
     data["chat_id"] = session.chat_id
     data["people"] = list(session.people)
@@ -277,6 +279,8 @@ def _show(args: argparse.Namespace, paths: Paths, config: Config) -> int:
         return _not_found(args.id, viewer)
     session, messages = found
     if args.json:
+        from agent_core.tools.search import message_json
+
         _print_json(
             {
                 "session": _session_json(session),
@@ -319,43 +323,40 @@ def _search(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     if not args.query.strip():
         raise UsageError("QUERY is empty (use `mnemo sessions list` to browse)")
 
-    async def work(archive: Archive) -> dict[str, Any]:
-        tool = SearchTool(archive)
-        return await tool.call({"query": args.query, "limit": args.limit}, viewer=viewer)
+    async def work(archive: Archive) -> Discovery:
+        limit = min(args.limit, SEARCH_LIMIT)
+        return await Searcher(archive).discover(args.query, viewer=viewer, limit=limit)
 
-    result = _query(paths, work)
-    if result is None:
-        result = {"success": True, "results": [], "note": "No sessions archived yet."}
-    if not result.get("success"):  # pragma: no cover - arguments are validated above
-        print(f"mnemo: {result.get('error')}", file=sys.stderr)
-        return 1
+    found = _query(paths, work)
+    note = "No sessions archived yet." if found is None else found.note
     rows: list[dict[str, Any]] = []
-    for rank, item in enumerate(result["results"], 1):
-        message = item["message"]
-        row = {
+    for rank, item in enumerate(found.results if found is not None else (), 1):
+        message, session = item.message, item.session
+        row: dict[str, Any] = {
             "rank": rank,
-            "session_id": item["session_id"],
-            "title": item["title"],
-            "platform": item["platform"],
-            "chat_type": item["chat_type"],
-            "message_id": message["id"],
-            "role": message["role"],
-            "created_at": message["created_at"],
-            "when": message["when"],
-            "snippet": item["snippet"],
+            "session_id": session.id,
+            "title": session.title or "(untitled)",
+            "platform": session.platform,
+            "chat_type": session.chat_type,
+            "message_id": message.id,
+            "role": message.role,
+            "created_at": message.created_at,
+            "when": when(message.created_at),
+            "snippet": item.snippet,
         }
-        for key in ("speaker", "external_id"):
-            if key in message:
-                row[key] = message[key]
+        if message.speaker:
+            row["speaker"] = message.speaker
+        if message.external_id:
+            row["external_id"] = message.external_id
         rows.append(row)
     if args.json:
         data: dict[str, Any] = {"query": args.query, "results": rows}
-        if result.get("note"):
-            data["note"] = result["note"]
+        if note:
+            data["note"] = note
         _print_json(data)
         return 0
-    if result.get("note"):
-        print(visible(result["note"]))
+    if note:
+        print(visible(note))
     for row in rows:
         print(f"{row['rank']}. {row['session_id']}  {visible(row['title'])}")
         who = row["role"] + (f" {visible(row['speaker'])}" if "speaker" in row else "")
