@@ -17,21 +17,19 @@ from memory.curated.entries import (
 )
 from memory.curated.operations import Operation
 from memory.curated.outcomes import Change, Done, Outcome, Refused, Saved, Staged, WriteOutcome
+from memory.curated.scope import MemoryScope, MemoryStores
 from memory.curated.store import (
     MAX_FAILURES_PER_TURN,
     BlockedEntry,
     DriftReport,
-    InvalidPersonError,
     MemoryLimits,
-    MemoryScope,
     MemorySnapshot,
     MemoryStore,
     MemoryStoreError,
-    MemoryStores,
     MemoryTurn,
     PendingWrite,
-    validate_person,
 )
+from memory.people import InvalidPersonError, validate_person
 
 __all__ = [
     "DELIMITER",

@@ -18,6 +18,8 @@ go through the same function, so there is one set of rules:
 * with write approval on, writes are validated and staged in ``PENDING.json`` instead
   (``memory.curated.approval``: staging, and deciding a staged write).
 
+Which folder holds whose store (people, the shared scope) is ``memory.curated.scope``.
+
 Errors: ``MemoryStoreError`` is the root; a person id that is not a safe directory name is
 ``memory.people.InvalidPersonError`` (a ``ValueError``), shared with the archive.
 
@@ -29,10 +31,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from memory.curated.approval import WriteApproval
 from memory.curated.entries import (
@@ -61,27 +63,21 @@ from memory.curated.operations import (
 from memory.curated.outcomes import Change, Done, Refused, Saved, WriteOutcome
 from memory.curated.pending import PendingWrite
 from memory.files import atomic_write_bytes, atomic_write_text, ensure_private_dir, file_lock
-from memory.people import InvalidPersonError, is_person_id, validate_person
 
 __all__ = [
     "MAX_FAILURES_PER_TURN",
     "BlockedEntry",
     "DriftReport",
-    "InvalidPersonError",
     "MemoryLimits",
-    "MemoryScope",
     "MemorySnapshot",
     "MemoryStore",
     "MemoryStoreError",
-    "MemoryStores",
     "MemoryTurn",
     "PendingWrite",
-    "validate_person",
 ]
 
 log = logging.getLogger(__name__)
 MAX_FAILURES_PER_TURN = 3
-MemoryScope = Literal["person", "shared"]
 
 
 class MemoryStoreError(Exception):
@@ -417,48 +413,3 @@ class MemoryStore(WriteApproval):
                 final=True,
             )
         return refusal.refused
-
-
-class MemoryStores:
-    """Maps people to their stores under ``<home>/memories``; scope ``shared`` = one store."""
-
-    def __init__(
-        self,
-        root: Path,
-        *,
-        limits: MemoryLimits | None = None,
-        scope: MemoryScope = "person",
-        write_approval: bool = False,
-    ) -> None:
-        self.root = root
-        self.limits = limits or MemoryLimits()
-        self.scope = scope
-        self.write_approval = write_approval
-
-    def directory_for(self, person: str) -> str:
-        return "shared" if self.scope == "shared" else validate_person(person)
-
-    def for_person(self, person: str) -> MemoryStore:
-        name = self.directory_for(person)
-        return MemoryStore(
-            self.root / name,
-            limits=self.limits,
-            write_approval=self.write_approval,
-            person=name,
-        )
-
-    def people(self) -> list[str]:
-        """Every person (directory) that has a store on disk, sorted."""
-        if not self.root.is_dir():
-            return []
-        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and is_person_id(p.name))
-
-    def __iter__(self) -> Iterator[MemoryStore]:
-        """Every store on disk (for operators: scans, stats)."""
-        for name in self.people():
-            yield MemoryStore(
-                self.root / name,
-                limits=self.limits,
-                write_approval=self.write_approval,
-                person=name,
-            )
