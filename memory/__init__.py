@@ -1,4 +1,10 @@
-"""Storage with no knowledge of models or platforms: curated memory, scanner, archive."""
+"""Storage with no knowledge of models or platforms: ``curated`` (each person's bounded
+MEMORY.md and USER.md), ``archive`` (every message, searchable), ``skills`` (procedures on
+disk), ``scan`` (the scanner for text that reaches a prompt), and the parts they share:
+``files`` (locks, atomic writes, private folders) and ``people`` (person ids). Nothing here
+imports ``agent_core`` or ``gateway``; the subsystems do not import one another except the
+scanner.
+"""
 
 from memory.curated import (
     DELIMITER,

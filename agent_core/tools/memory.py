@@ -16,7 +16,7 @@ from agent_core.tools.base import Tool
 from memory import MemoryStore, MemoryTurn
 from memory.curated import Change, Done, Outcome, Refused, Saved, Staged
 
-__all__ = ["SAVED_NOTE", "MemoryOperation", "memory_tool", "outcome_json"]
+__all__ = ["SAVED_NOTE", "UNNEEDED_NOTE", "MemoryOperation", "memory_tool", "outcome_json"]
 
 SAVED_NOTE = "Saved to disk. This write is complete: do not repeat it."
 UNNEEDED_NOTE = "No write was needed: do not repeat this call."

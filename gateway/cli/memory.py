@@ -141,7 +141,7 @@ def _emit(outcome: Outcome, as_json: bool) -> int:
 
 def _print_tool_json(outcome: Outcome) -> None:
     """``outcome`` as the memory tool's JSON, exactly what the model would read."""
-    from agent_core.tools.memory import outcome_json  # only when JSON is asked for
+    from agent_core.tools import outcome_json  # only when JSON is asked for
 
     print(json.dumps(outcome_json(outcome), ensure_ascii=False, indent=2))
 

@@ -195,7 +195,7 @@ def _print_json(data: Any) -> None:
 
 
 def _session_json(session: Session) -> dict[str, Any]:
-    from agent_core.tools.search import session_json  # the tool's shape, when JSON is asked
+    from agent_core.tools import session_json  # the tool's shape, when JSON is asked
 
     data = session_json(session)
     data["chat_id"] = session.chat_id
@@ -279,7 +279,7 @@ def _show(args: argparse.Namespace, paths: Paths, config: Config) -> int:
         return _not_found(args.id, viewer)
     session, messages = found
     if args.json:
-        from agent_core.tools.search import message_json
+        from agent_core.tools import message_json
 
         _print_json(
             {

@@ -23,6 +23,7 @@ from memory.curated.entries import (
     find_entry,
     preview,
 )
+from memory.curated.errors import MemoryStoreError
 from memory.curated.outcomes import Change, Refused
 from memory.scan import scan
 
@@ -82,7 +83,7 @@ class MemoryTurn:
     staged: list[str] = field(default_factory=list)
 
 
-class Refusal(Exception):
+class Refusal(MemoryStoreError):
     """A recoverable failure, turned into a ``Refused`` result by ``call``.
 
     ``counted``: it counts towards the turn's ``MAX_FAILURES_PER_TURN``; ``stale``: a staged

@@ -20,8 +20,9 @@ go through the same function, so there is one set of rules:
 
 Which folder holds whose store (people, the shared scope) is ``memory.curated.scope``.
 
-Errors: ``MemoryStoreError`` is the root; a person id that is not a safe directory name is
-``memory.people.InvalidPersonError`` (a ``ValueError``), shared with the archive.
+Errors: ``MemoryStoreError`` (``memory.curated.errors``) is the root; a person id that is
+not a safe directory name is ``memory.people.InvalidPersonError`` (a ``ValueError``), shared
+with the archive.
 
 Recoverable problems (no match, over the limit, drift, blocked content) are *results*
 (``Refused``) for the model, never exceptions.
@@ -48,6 +49,7 @@ from memory.curated.entries import (
     render_block,
     usage_chars,
 )
+from memory.curated.errors import MemoryStoreError
 from memory.curated.operations import (
     Applied,
     MemoryTurn,
@@ -78,10 +80,6 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 MAX_FAILURES_PER_TURN = 3
-
-
-class MemoryStoreError(Exception):
-    """Base of this module's exceptions."""
 
 
 @dataclass(frozen=True, slots=True)
