@@ -6,7 +6,8 @@ bytes. ``Agent.turn`` runs the bounded loop with the person-bound tools, appends
 exchange to the archive in one transaction, hands the reply back, and only then starts the
 review as a named background task (never awaited by the turn). A turn that fails at the
 model, or is cancelled, still archives the person's message. ``Agent.aclose`` awaits the
-reviews still running (bounded) at shutdown.
+reviews still running (bounded) at shutdown. A session's state and the conversion of its
+messages to and from archive rows: ``agent_core.conversation``.
 """
 
 from __future__ import annotations
@@ -14,19 +15,21 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable, Coroutine, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
 from agent_core.compress import CompressionSettings, message_tokens, split_history, summarise
+from agent_core.conversation import Conversation, TurnOutcome, archived_rows, chat_message
 from agent_core.loop import run_turn
-from agent_core.models import Model, ModelError, ModelErrorKind, ModelRejected, Usage
+from agent_core.models import Model, ModelError, ModelRejected, Usage
 from agent_core.prompt import build_system_prompt, read_soul
 from agent_core.review import ReviewOutcome, review
 from agent_core.tools import (
     Approval,
+    SearchTool,
     SkillPolicy,
     Toolbox,
     memory_tool,
@@ -34,7 +37,7 @@ from agent_core.tools import (
     skill_tools,
 )
 from memory import MemoryStores, MemoryTurn
-from memory.archive import Archive, Message, NewMessage, SearchTool, SessionSpec, new_session_id
+from memory.archive import Archive, NewMessage, SessionSpec, new_session_id
 from memory.scan import scan
 from memory.skills import SkillStore
 
@@ -64,43 +67,6 @@ class AgentSettings:
     review_timeout_s: float = 120.0
     compression: CompressionSettings | None = None
     skill_approval: Approval = "non_admin"
-
-
-@dataclass(slots=True)
-class Conversation:
-    """One session's live state; the system prompt and tools never change within it."""
-
-    id: str
-    person: str
-    platform: str
-    system: dict[str, str]
-    toolbox: Toolbox
-    history: list[dict[str, Any]] = field(default_factory=list)
-    memory_turn: MemoryTurn = field(default_factory=MemoryTurn)
-    turns: int = 0
-    usage: Usage = field(default_factory=Usage)
-    review_usage: Usage = field(default_factory=Usage)
-    review_task: asyncio.Task[ReviewOutcome] | None = None
-    last_review: ReviewOutcome | None = None
-    compressing: asyncio.Task[None] | None = None
-    compressions: int = 0
-    admin: bool = False  # an admin's session: skill writes apply without approval
-    unannounced: list[str] = field(default_factory=list)
-    """Memory writes a compression flush staged for approval: the next turn's outcome
-    carries them, so they are shown with its reply like the turn's own."""
-
-
-@dataclass(frozen=True, slots=True)
-class TurnOutcome:
-    reply: str
-    usage: Usage
-    error: str | None = None
-    review: asyncio.Task[ReviewOutcome] | None = None
-    error_kind: ModelErrorKind | None = None  # what failed, for metrics (never a message)
-    retries: int = 0
-    staged: tuple[str, ...] = ()
-    """Ids of the memory writes this turn staged for approval (``memory.write_approval``),
-    in order; also when the turn failed after staging them."""
 
 
 class Agent:
@@ -203,7 +169,7 @@ class Agent:
             return None
         conversation = self._conversation(session.id, person, session.platform, text, admin)
         messages = await self.archive.messages(session.id, viewer=None)
-        conversation.history = [_chat(m) for m in messages]
+        conversation.history = [chat_message(m) for m in messages]
         conversation.turns = sum(1 for m in messages if m.role == "user")
         return conversation
 
@@ -278,7 +244,7 @@ class Agent:
             raise
         await self.archive.append_exchange(
             conversation.id,
-            _archived(result.messages, author, result.usage_at),
+            archived_rows(result.messages, author, result.usage_at),
             people=[conversation.person],
         )
         conversation.history.extend(result.messages)
@@ -360,7 +326,7 @@ class Agent:
         await self.archive.start_session(child)
         carried = [*head, *tail]
         # carried rows are history, not turns spoken now: no speaker, so no budget counts them
-        await self.archive.append_exchange(child.id, _archived(carried, None))
+        await self.archive.append_exchange(child.id, archived_rows(carried, None))
         await self.archive.end_session(parent.id, "compressed")
         conversation.id = child.id
         conversation.system = prompt.message()
@@ -431,45 +397,3 @@ class Agent:
         for task in left:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-
-
-def _archived(
-    messages: Sequence[dict[str, Any]],
-    person: str | None,
-    usage_at: Mapping[int, Usage] | None = None,
-) -> list[NewMessage]:
-    """Chat messages as archive rows: the user's are spoken by ``person``, a tool result is
-    named after its call, an assistant message carries the usage of its own request."""
-    names = {
-        call["id"]: call["function"]["name"]
-        for message in messages
-        for call in message.get("tool_calls") or []
-    }
-    rows = []
-    for index, message in enumerate(messages):
-        role = message["role"]
-        usage = (usage_at or {}).get(index)
-        rows.append(
-            NewMessage(
-                role,
-                message.get("content") or "",
-                speaker=person if role == "user" else None,
-                tool_calls=message.get("tool_calls"),
-                tool_call_id=message.get("tool_call_id"),
-                tool_name=names.get(message.get("tool_call_id") or ""),
-                prompt_tokens=usage.prompt_tokens if usage else None,
-                completion_tokens=usage.completion_tokens if usage else None,
-                cached_tokens=usage.cached_tokens if usage else None,
-            )
-        )
-    return rows
-
-
-def _chat(message: Message) -> dict[str, Any]:
-    chat: dict[str, Any] = {"role": message.role, "content": message.content}
-    if message.role == "assistant" and message.tool_calls:
-        chat["tool_calls"] = message.tool_calls
-        chat["content"] = message.content or None
-    if message.role == "tool":
-        chat["tool_call_id"] = message.tool_call_id
-    return chat

@@ -37,9 +37,11 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+from agent_core.tools.search import SearchTool
 from memory.archive.database import Archive, NewMessage, SessionSpec, scope_token
+from memory.archive.query import STOP_WORDS
 from memory.archive.records import title_of
-from memory.archive.search import STOP_WORDS, Searcher, SearchTool
+from memory.archive.search import Searcher
 from memory.archive.writer import PRAGMAS, ensure_session, insert_exchange
 
 # -- knobs ----------------------------------------------------------------------------------

@@ -41,7 +41,7 @@ from memory import (
     Target,
 )
 from memory.archive import Archive, Searcher, when, without_header
-from memory.curated import preview
+from memory.curated import Refused, preview
 from memory.skills import SkillError, SkillStore
 
 __all__ = [
@@ -448,33 +448,23 @@ class Commands:
     async def _search_as(self, person: str, query: str, *, own: bool = True) -> str:
         """What people see of a search: the conversation itself (no tool output, no
         headers the gateway adds), each hit an excerpt around the words searched."""
-        hits, parsed = await self.searcher.find(
-            query, viewer=person, limit=5, conversation_only=True
+        found = await self.searcher.discover(
+            query, viewer=person, limit=5, conversation_only=True, context=False
         )
-        if parsed.empty:
+        if found.parsed.empty:
             return "That has no words I can search for. Try /search with a few words you said."
-        if not hits:
+        if not found.results:
             return (
                 f"Nothing in {'your' if own else 'their'} past conversations matches"
                 f" «{label(query)}». Try other or fewer words, or /sessions for the recent ones."
             )
         lines = []
-        for hit in hits:
-            session = await self.archive.get_session(hit.session_id, viewer=person)
-            found = await self.archive.messages(
-                hit.session_id,
-                viewer=person,
-                before_id=hit.message_id + 1,
-                limit=1,
-                newest_first=True,
-            )
-            if session is None or not found:  # pragma: no cover - the SQL already scoped it
-                continue
-            message = found[0]
+        for result in found.results:
+            message = result.message
             who = ("you" if own else "they") if message.role == "user" else "me"
-            excerpt = _excerpt(without_header(message.content), parsed.all_terms())
+            excerpt = _excerpt(without_header(message.content), found.parsed.all_terms())
             lines.append(
-                f"{when(message.created_at)} · {label(session.title or '(untitled)')}\n"
+                f"{when(message.created_at)} · {label(result.session.title or '(untitled)')}\n"
                 f"  {who}: {visible(excerpt)}"
             )
         return "\n".join(lines)
@@ -584,9 +574,9 @@ def _forget(store: MemoryStore, text: str) -> str:
             ]
             return "\n".join(lines)
     number, target, entry = chosen[0]
-    result = store.call({"action": "remove", "target": target, "old_text": entry}, MemoryTurn())
-    if not result.get("success"):
-        return _tool_text(result)
+    outcome = store.call({"action": "remove", "target": target, "old_text": entry}, MemoryTurn())
+    if isinstance(outcome, Refused):
+        return outcome.error
     return f"Forgot entry {number} of {FILE_NAMES[target]}: «{visible(preview(entry, 300))}»"
 
 
@@ -598,9 +588,3 @@ def _excerpt(text: str, terms: Sequence[str], width: int = 160) -> str:
     start = max(0, min(places, default=0) - width // 3)
     cut = flat[start : start + width]
     return f"{'…' if start else ''}{cut}{'…' if start + width < len(flat) else ''}"
-
-
-def _tool_text(result: dict[str, Any]) -> str:
-    if result.get("success"):
-        return str(result.get("message") or "Done.")
-    return str(result.get("error") or "That did not work.")

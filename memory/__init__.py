@@ -1,4 +1,10 @@
-"""Storage with no knowledge of models or platforms: curated memory, scanner, archive."""
+"""Storage with no knowledge of models or platforms: ``curated`` (each person's bounded
+MEMORY.md and USER.md), ``archive`` (every message, searchable), ``skills`` (procedures on
+disk), ``scan`` (the scanner for text that reaches a prompt), and the parts they share:
+``files`` (locks, atomic writes, private folders) and ``people`` (person ids). Nothing here
+imports ``agent_core`` or ``gateway``; the subsystems do not import one another except the
+scanner.
+"""
 
 from memory.curated import (
     DELIMITER,
@@ -7,7 +13,6 @@ from memory.curated import (
     TARGETS,
     BlockedEntry,
     DriftReport,
-    InvalidPersonError,
     MemoryLimits,
     MemoryScope,
     MemorySnapshot,
@@ -19,8 +24,8 @@ from memory.curated import (
     Target,
     format_usage,
     parse_entries,
-    validate_person,
 )
+from memory.people import InvalidPersonError, validate_person
 from memory.scan import Finding, scan
 
 __all__ = [

@@ -20,7 +20,7 @@ from typing import Any, Literal
 from agent_core.tools.base import Tool
 from memory.skills import SkillChange, SkillError, SkillStore
 
-__all__ = ["SkillPolicy", "skill_tools"]
+__all__ = ["Approval", "SkillPolicy", "skill_tools"]
 
 Approval = Literal["non_admin", "always", "never"]
 

@@ -24,6 +24,7 @@ from memory import (
     MemoryStores,
     MemoryTurn,
 )
+from memory.curated import Outcome, Refused, Staged
 from memory.scan import scan
 
 __all__ = ["register"]
@@ -120,21 +121,26 @@ def _selected(args: argparse.Namespace, stores: MemoryStores) -> list[MemoryStor
     return list(stores)
 
 
-def _emit(result: dict[str, Any], as_json: bool) -> int:
+def _emit(outcome: Outcome, as_json: bool) -> int:
     if as_json:
-        print(json.dumps(result, ensure_ascii=False, indent=2))
-    elif result.get("success"):
-        line = result.get("message", "ok")
-        if "usage" in result:
-            line += f" ({result['usage']})"
-        print(visible(line))
-    else:
-        print(f"mnemo: {visible(str(result.get('error')))}", file=sys.stderr)
-        for entry in result.get("current_entries", []):
+        _print_tool_json(outcome)
+    elif isinstance(outcome, Refused):
+        print(f"mnemo: {visible(outcome.error)}", file=sys.stderr)
+        for entry in outcome.current_entries or ():
             print(f"  - {visible(entry)}", file=sys.stderr)
-        for entry in result.get("matches", []):
+        for entry in outcome.matches or ():
             print(f"  ? {visible(entry)}", file=sys.stderr)
-    return 0 if result.get("success") else 1
+    else:
+        usage = None if isinstance(outcome, Staged) else outcome.usage
+        print(visible(outcome.message + (f" ({usage})" if usage is not None else "")))
+    return 0 if outcome.ok else 1
+
+
+def _print_tool_json(outcome: Outcome) -> None:
+    """``outcome`` as the memory tool's JSON, exactly what the model would read."""
+    from agent_core.tools import outcome_json  # only when JSON is asked for
+
+    print(json.dumps(outcome_json(outcome), ensure_ascii=False, indent=2))
 
 
 # -- handlers -----------------------------------------------------------------------------
@@ -191,9 +197,9 @@ def _apply(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     if not isinstance(call, dict):
         raise UsageError("arguments must be a JSON object")
     store = _one(args, _stores(paths, config))
-    result = store.call(call, MemoryTurn())
-    print(json.dumps(result, ensure_ascii=False, indent=2))
-    return 0 if result.get("success") else 1
+    outcome = store.call(call, MemoryTurn())
+    _print_tool_json(outcome)
+    return 0 if outcome.ok else 1
 
 
 def _direct(args: argparse.Namespace, paths: Paths, config: Config) -> int:

@@ -1,5 +1,9 @@
-"""The archive: every message in SQLite with FTS5 (schema and migrations, the write connection,
-import, and search for the session_search tool).
+"""The archive: every message of every session in SQLite with FTS5, the history the
+``session_search`` tool reads. ``records`` holds the typed rows and shared SQL, ``migrations``
+the schema, ``writer`` the one write connection, ``transfer`` JSONL import, ``database``
+(``Archive``) opening, reading and writing, ``query`` query sanitising and routing, and
+``search`` the ranked, person-scoped search and the typed reads behind the tool. Exceptions
+derive from ``ArchiveError`` (``sqlite3.Error`` for a file that is not a database).
 """
 
 from __future__ import annotations
@@ -16,24 +20,55 @@ from memory.archive.database import (
     new_session_id,
 )
 from memory.archive.migrations import MigrationError
+from memory.archive.query import ParsedQuery, parse_query
 from memory.archive.records import without_header
-from memory.archive.search import Searcher, SearchTool, message_json, session_json, when
+from memory.archive.search import (
+    LIKE_SCAN_ROWS,
+    READ_ALL_UP_TO,
+    READ_HEAD,
+    READ_TAIL,
+    Context,
+    Discovery,
+    Hit,
+    Listed,
+    MessageNotInSession,
+    Reading,
+    Scroll,
+    Searcher,
+    SessionNotFound,
+    SessionResult,
+    Sort,
+    when,
+)
 
 __all__ = [
+    "LIKE_SCAN_ROWS",
+    "READ_ALL_UP_TO",
+    "READ_HEAD",
+    "READ_TAIL",
     "Archive",
     "ArchiveError",
+    "Context",
+    "Discovery",
+    "Hit",
     "ImportFormatError",
     "ImportReport",
+    "Listed",
     "Message",
+    "MessageNotInSession",
     "MigrationError",
     "NewMessage",
-    "SearchTool",
+    "ParsedQuery",
+    "Reading",
+    "Scroll",
     "Searcher",
     "Session",
+    "SessionNotFound",
+    "SessionResult",
     "SessionSpec",
-    "message_json",
+    "Sort",
     "new_session_id",
-    "session_json",
+    "parse_query",
     "when",
     "without_header",
 ]

@@ -33,12 +33,14 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from memory.archive.records import ArchiveError
+
 __all__ = ["MIGRATIONS", "Migration", "MigrationError", "migrate"]
 
 TOOL_INDEX_CHARS = 8192
 
 
-class MigrationError(Exception):
+class MigrationError(ArchiveError):
     """The database cannot be brought to this code's schema."""
 
 

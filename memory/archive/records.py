@@ -3,9 +3,12 @@
 Errors::
 
     ArchiveError
-    └── ImportFormatError     a JSONL line that is not a message
-    MigrationError            (memory.archive.migrations) the schema cannot be brought up to date;
-                              sqlite3.Error for a file that is not a database
+    ├── ImportFormatError     a JSONL line that is not a message
+    ├── MigrationError        (memory.archive.migrations) the schema cannot be brought up to date
+    ├── SessionNotFound       (memory.archive.search) not in the viewer's history
+    └── MessageNotInSession   (memory.archive.search) that message is not in that session
+
+    sqlite3.Error for a file that is not a database.
 """
 
 from __future__ import annotations

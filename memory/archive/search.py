@@ -1,193 +1,85 @@
-"""Searching the archive: query sanitising, routing, and the ``session_search`` tool.
+"""Searching the archive: ranked hits, and the reads behind the ``session_search`` tool.
 
-Nothing a person or the model types reaches ``MATCH`` as syntax. ``parse_query`` keeps
-balanced ``"phrases"`` and words, drops FTS5 operators and punctuation, quotes every term
-(so ``my-app.config.ts`` is a phrase of its tokens, ``NEAR(`` or ``scope:`` are just text)
-and caps the length; the MATCH strings are then built by this module alone.
+``Searcher.find`` runs the steps ``memory.archive.query.route`` chooses for the parsed query
+and keeps the best hit per session lineage. Word-index results are ranked by bm25, trigram
+results by recency (``sort`` orders either by time); all are scoped in SQL
+(``memory.archive.database``): a person only ever reaches sessions they took part in.
 
-Routing (``Searcher.find``):
+The tool's four modes are typed reads here, answered with frozen dataclasses:
 
-* text with CJK characters → the trigram index (LIKE, exact) for terms of 3+ characters,
-  and a LIKE scan bounded to the most recent ``LIKE_SCAN_ROWS`` visible messages for
-  shorter ones;
-* other text → the word index: all terms (AND), then — when that finds fewer than asked —
-  any term with light suffix stripping (OR, prefix), then the trigram index (substrings).
+* ``discover`` (a query) → ``Discovery``: each hit as a ``SessionResult`` (its session, the
+  message that matched, a snippet), the best one with ``Context`` around it;
+* ``read`` (a session) → ``Reading``: all of it, or its first and last messages;
+* ``scroll`` (a session and a message in it) → ``Scroll``: the messages around it;
+* ``browse`` (nothing) → ``Listed`` sessions, most recent first.
 
-Word-index results are ranked by bm25, trigram results by recency (``sort`` orders either
-by time); all are deduplicated by session lineage and scoped in SQL (``memory.archive.database``).
+A session the viewer cannot see answers ``SessionNotFound``, exactly as one that does not
+exist. The JSON the model reads is built from these at the tool edge
+(``agent_core.tools.search``); the chat commands and the CLI read the fields.
+
+Errors: ``SessionNotFound`` and ``MessageNotInSession`` (``ArchiveError``, ``LookupError``).
 """
 
 from __future__ import annotations
 
-import re
 import time
-import unicodedata
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, cast
+from typing import Any, Literal
 
 from memory.archive.database import Archive, Message, Session, scope_token, visible_clause
+from memory.archive.query import ParsedQuery, Ranked, parse_query, route
+from memory.archive.records import ArchiveError
 
 __all__ = [
+    "LIKE_SCAN_ROWS",
+    "READ_ALL_UP_TO",
+    "READ_HEAD",
+    "READ_TAIL",
+    "Context",
+    "Discovery",
     "Hit",
-    "ParsedQuery",
-    "SearchTool",
+    "Listed",
+    "MessageNotInSession",
+    "Reading",
+    "Scroll",
     "Searcher",
-    "parse_query",
+    "SessionNotFound",
+    "SessionResult",
+    "Sort",
+    "when",
 ]
 
-MAX_QUERY_CHARS = 400
-MAX_TERMS = 12
 LIKE_SCAN_ROWS = 20_000
-MESSAGE_CHARS = 4000
-BOOKEND_CHARS = 1200
 READ_ALL_UP_TO = 30
 READ_HEAD, READ_TAIL = 20, 10
+CONTEXT = 5  # messages on each side of the best hit
+BOOKENDS = 3  # messages at each end of the best hit's session
+NO_WORDS = "The query has no searchable words; nothing was searched."
+NO_MATCH = "No past messages match. Try other words, or omit query to browse."
 Sort = Literal["relevance", "newest", "oldest"]
 
-_STOP_TEXT = """a about above after again against all am an and any are as at be because been before
-    being below between both but by can could did do does doing down during each few for from
-    further had has have having he her here hers herself him himself his how i if in into is it
-    its itself just me more most my myself no nor not now of off on once only or other our ours
-    ourselves out over own same she should so some such than that the their theirs them
-    themselves then there these they this those through to too under until up very was we were
-    what when where which while who whom why will with would you your yours yourself yourselves
-    did didn't don't i'm i've we're you're it's tell remember said say says told ask asked
-    please know think mention mentioned talk talked"""
-STOP_WORDS = frozenset(_STOP_TEXT.split())
-_OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
-_CJK = re.compile(
-    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\u3130-\u318f\uff66-\uff9f]"
-)
-_TERM_EDGE = re.compile(r"^[^\w]+|[^\w*]+$")
-_INNER_OK = re.compile(r"^[\w][\w.\-_/@:+#']*$")
-_SUFFIXES = ("ingly", "ings", "ing", "edly", "ed", "es", "s", "ly")
+
+class SessionNotFound(ArchiveError, LookupError):
+    """No such session in the viewer's history (whether it exists is not said)."""
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"No session {session_id!r} in your history.")
+        self.session_id = session_id
 
 
-@dataclass(frozen=True, slots=True)
-class ParsedQuery:
-    phrases: tuple[str, ...]
-    terms: tuple[str, ...]  # quoted-safe words, stop words removed (unless nothing else)
-    prefixes: tuple[str, ...]  # words the person ended with '*'
-    cjk: bool
-    note: str | None = None
-
-    @property
-    def empty(self) -> bool:
-        return not (self.phrases or self.terms or self.prefixes)
-
-    def all_terms(self) -> tuple[str, ...]:
-        return self.phrases + self.terms + self.prefixes
-
-
-def _clean(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text)
-    return "".join(" " if unicodedata.category(c)[0] == "C" else c for c in text)
-
-
-def parse_query(text: str) -> ParsedQuery:
-    """Turn anything typed into safe pieces; never raises."""
-    notes: list[str] = []
-    if len(text) > MAX_QUERY_CHARS:
-        text = text[:MAX_QUERY_CHARS]
-        notes.append(f"query cut to {MAX_QUERY_CHARS} characters")
-    text = _clean(text)
-    parts = text.split('"')
-    if len(parts) % 2 == 0:  # an unbalanced quote: the last one is ignored
-        last = parts.pop()
-        parts[-1] += " " + last
-    phrases: list[str] = []
-    words: list[str] = []
-    for index, part in enumerate(parts):
-        if index % 2 == 1:
-            phrase = " ".join(part.split())
-            if phrase:
-                phrases.append(phrase)
-        else:
-            words.extend(part.split())
-    terms: list[str] = []
-    prefixes: list[str] = []
-    for raw in words:
-        if raw in _OPERATORS:
-            continue
-        if raw.upper().startswith("NEAR("):
-            raw = raw[5:]  # noqa: PLW2901 - the operator goes, its argument stays
-        word = _TERM_EDGE.sub("", raw.replace("(", " ").replace(")", " ").strip())
-        for chunk in word.split():
-            prefix = chunk.endswith("*")
-            piece = chunk.strip("*^:")
-            if piece and not _INNER_OK.match(piece):
-                piece = re.sub(r"[^\w.\-_/@:+#']", " ", piece).strip()
-            if not piece or not any(c.isalnum() for c in piece):
-                continue
-            (prefixes if prefix else terms).append(piece)
-    meaningful = [t for t in terms if t.lower() not in STOP_WORDS]
-    if meaningful or phrases or prefixes:
-        terms = meaningful
-    if len(phrases) + len(terms) + len(prefixes) > MAX_TERMS:
-        notes.append(f"only the first {MAX_TERMS} terms were used")
-        keep = MAX_TERMS
-        phrases = phrases[:keep]
-        terms = terms[: max(0, keep - len(phrases))]
-        prefixes = prefixes[: max(0, keep - len(phrases) - len(terms))]
-    cjk = bool(_CJK.search(" ".join(phrases + terms + prefixes)))
-    return ParsedQuery(
-        tuple(dict.fromkeys(phrases)),
-        tuple(dict.fromkeys(terms)),
-        tuple(dict.fromkeys(prefixes)),
-        cjk,
-        "; ".join(notes) or None,
-    )
-
-
-def _quote(term: str) -> str:
-    return '"' + term.replace('"', " ") + '"'
-
-
-def _stem(term: str) -> str:
-    lower = term.lower()
-    for suffix in _SUFFIXES:
-        if lower.endswith(suffix) and len(lower) - len(suffix) >= 4:
-            return term[: len(term) - len(suffix)]
-    return term
-
-
-def fts_all(query: ParsedQuery) -> str | None:
-    pieces = [_quote(t) for t in query.phrases + query.terms] + [
-        _quote(p) + "*" for p in query.prefixes
-    ]
-    return " AND ".join(pieces) or None
-
-
-def fts_any(query: ParsedQuery) -> str | None:
-    """Any term (recall over precision). A plain word of 4+ letters is reduced to a rough
-    stem and prefix-matched ("deploying" finds "deployed"); anything else — code-like terms,
-    short words — stays exact, because a prefix of a short token ("my-app.config.t*") makes
-    FTS5 merge the doclists of every token it starts."""
-    pieces = [_quote(p) for p in query.phrases]
-    for term in query.terms:
-        stem = _stem(term)
-        if stem.isalpha() and len(stem) >= 4:
-            pieces.append(_quote(stem) + "*")
-        else:
-            pieces.append(_quote(term))
-    pieces += [_quote(p) + "*" for p in query.prefixes]
-    return " OR ".join(dict.fromkeys(pieces)) or None
-
-
-def trigram_terms(query: ParsedQuery) -> list[str]:
-    """Terms the trigram index can serve as LIKE patterns (3+ characters, no wildcards)."""
-    terms = [t.replace("%", " ").replace("_", " ").strip() for t in query.all_terms()]
-    return [t for t in dict.fromkeys(terms) if len(t) >= 3]
-
-
-def short_cjk_terms(query: ParsedQuery) -> list[str]:
-    return [t for t in query.all_terms() if len(t) < 3 and _CJK.search(t)]
+class MessageNotInSession(ArchiveError, LookupError):
+    def __init__(self, message_id: int, session_id: str) -> None:
+        super().__init__(f"Message {message_id} is not in session {session_id!r}.")
+        self.message_id = message_id
+        self.session_id = session_id
 
 
 @dataclass(frozen=True, slots=True)
 class Hit:
+    """One matching message, as the index found it."""
+
     message_id: int
     session_id: str
     root_id: str
@@ -195,8 +87,68 @@ class Hit:
     snippet: str
 
 
+@dataclass(frozen=True, slots=True)
+class Context:
+    """Around the best hit: ``around`` (the messages on each side, the hit included) and the
+    session's ``first`` and ``last`` few messages."""
+
+    around: tuple[Message, ...]
+    first: tuple[Message, ...]
+    last: tuple[Message, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class SessionResult:
+    """A session that matched: its ``message`` that matched, and the index's snippet of it."""
+
+    session: Session
+    message: Message
+    snippet: str
+    context: Context | None = None  # the best result only
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    """What a query found, best first. ``note``: why nothing was searched or found, or what
+    was cut from the query."""
+
+    query: str
+    parsed: ParsedQuery
+    results: tuple[SessionResult, ...]
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """A session read whole, or (``omitted`` set) its first ``READ_HEAD`` and last
+    ``READ_TAIL`` messages, the middle left out between those two message ids."""
+
+    session: Session
+    messages: tuple[Message, ...]
+    omitted: tuple[int, int] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Scroll:
+    """The messages around ``anchor`` (included), and whether the session goes on."""
+
+    session: Session
+    anchor: int
+    messages: tuple[Message, ...]
+    more_before: bool
+    more_after: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Listed:
+    """A recent session and its first message (None: it has none yet)."""
+
+    session: Session
+    first: Message | None
+
+
 class Searcher:
-    """Ranked, scoped search over an ``Archive``."""
+    """Ranked, scoped search over an ``Archive``, and the reads of ``session_search``."""
 
     def __init__(self, archive: Archive, *, like_scan_rows: int = LIKE_SCAN_ROWS) -> None:
         self.archive = archive
@@ -218,32 +170,20 @@ class Searcher:
         if query.empty:
             return [], query
         wanted = max(limit * 8, 24)
-        plans: list[Callable[[], Awaitable[list[Hit]]]] = []
-
         scope = _scope_sql(viewer, exclude_session, conversation_only)
-
-        def ranked(expr: str) -> Callable[[], Awaitable[list[Hit]]]:
-            return lambda: self._ranked(expr, scope, viewer=viewer, wanted=wanted, sort=sort)
-
-        def substring(terms: list[str], short: list[str]) -> Callable[[], Awaitable[list[Hit]]]:
-            return lambda: self._substring(
-                terms, short, scope, viewer=viewer, wanted=wanted, sort=sort
-            )
-
-        fallback: Callable[[], Awaitable[list[Hit]]] | None = None
-        if query.cjk:
-            plans.append(substring(trigram_terms(query), short_cjk_terms(query)))
-        else:
-            plans += [ranked(expr) for expr in (fts_all(query), fts_any(query)) if expr]
-            if trigram_terms(query):
-                fallback = substring(trigram_terms(query), [])
-                plans.append(fallback)
         hits: list[Hit] = []
         seen_messages: set[int] = set()
-        for plan in plans:
-            if plan is fallback and hits:
+        for step in route(query):
+            if isinstance(step, Ranked):
+                found = await self._ranked(
+                    step.expr, scope, viewer=viewer, wanted=wanted, sort=sort
+                )
+            elif step.fallback and hits:
                 break  # the Latin substring search only runs when words found nothing
-            found = await plan()
+            else:
+                found = await self._substring(
+                    step.terms, step.short, scope, viewer=viewer, wanted=wanted, sort=sort
+                )
             for hit in found:
                 if hit.message_id not in seen_messages:
                     seen_messages.add(hit.message_id)
@@ -251,6 +191,121 @@ class Searcher:
             if len(_by_lineage(hits)) >= limit:
                 break
         return _by_lineage(hits)[:limit], query
+
+    # -- the session_search reads -------------------------------------------------------
+
+    async def discover(
+        self,
+        text: str,
+        *,
+        viewer: str | None,
+        limit: int = 3,
+        sort: Sort = "relevance",
+        exclude_session: str | None = None,
+        conversation_only: bool = False,
+        context: bool = True,
+    ) -> Discovery:
+        """``find``, each hit with its session and message; with ``context``, the best one
+        also with the messages around it and its session's first and last ones."""
+        hits, parsed = await self.find(
+            text,
+            viewer=viewer,
+            limit=limit,
+            sort=sort,
+            exclude_session=exclude_session,
+            conversation_only=conversation_only,
+        )
+        if parsed.empty:
+            return Discovery(text, parsed, (), NO_WORDS)
+        if not hits:
+            return Discovery(text, parsed, (), NO_MATCH)
+        results = []
+        for rank, hit in enumerate(hits):
+            found = await self._result(hit, viewer, context=context and rank == 0)
+            if found is not None:
+                results.append(found)
+        return Discovery(text, parsed, tuple(results), parsed.note)
+
+    async def _result(self, hit: Hit, viewer: str | None, *, context: bool) -> SessionResult | None:
+        archive = self.archive
+        session = await archive.get_session(hit.session_id, viewer=viewer)
+        window = await archive.messages(
+            hit.session_id,
+            viewer=viewer,
+            before_id=hit.message_id + 1,
+            limit=CONTEXT + 1 if context else 1,
+            newest_first=True,
+        )
+        if session is None or not window:  # pragma: no cover - the SQL already scoped it
+            return None
+        anchor = window[0]
+        if not context:
+            return SessionResult(session, anchor, hit.snippet)
+        after = await archive.messages(
+            hit.session_id, viewer=viewer, after_id=hit.message_id, limit=CONTEXT
+        )
+        first = await archive.messages(hit.session_id, viewer=viewer, limit=BOOKENDS)
+        last = await archive.messages(
+            hit.session_id, viewer=viewer, limit=BOOKENDS, newest_first=True
+        )
+        around = (*reversed(window[1:]), anchor, *after)
+        return SessionResult(
+            session, anchor, hit.snippet, Context(around, tuple(first), tuple(reversed(last)))
+        )
+
+    async def read(self, session_id: str, *, viewer: str | None) -> Reading:
+        """The whole session up to ``READ_ALL_UP_TO`` messages; else its head and tail."""
+        session = await self._visible(session_id, viewer)
+        head = await self.archive.messages(session_id, viewer=viewer, limit=READ_ALL_UP_TO + 1)
+        if len(head) <= READ_ALL_UP_TO:
+            return Reading(session, tuple(head))
+        tail = await self.archive.messages(
+            session_id, viewer=viewer, limit=READ_TAIL, newest_first=True
+        )
+        tail.reverse()
+        first = head[:READ_HEAD]
+        return Reading(session, (*first, *tail), (first[-1].id, tail[0].id))
+
+    async def scroll(
+        self, session_id: str, anchor: int, window: int, *, viewer: str | None
+    ) -> Scroll:
+        """Up to ``window`` messages on each side of message ``anchor`` of the session."""
+        session = await self._visible(session_id, viewer)
+        before = await self.archive.messages(
+            session_id, viewer=viewer, before_id=anchor + 1, limit=window + 2, newest_first=True
+        )
+        after = await self.archive.messages(
+            session_id, viewer=viewer, after_id=anchor, limit=window + 1
+        )
+        if not before or before[0].id != anchor:
+            raise MessageNotInSession(anchor, session_id)
+        older = list(reversed(before[1 : window + 1]))
+        return Scroll(
+            session,
+            anchor,
+            (*older, before[0], *after[:window]),
+            more_before=len(before) > window + 1,
+            more_after=len(after) > window,
+        )
+
+    async def browse(
+        self, limit: int, *, viewer: str | None, exclude_session: str | None = None
+    ) -> list[Listed]:
+        """The ``limit`` most recently active sessions with their first messages."""
+        sessions = await self.archive.sessions(viewer=viewer, limit=limit, exclude=exclude_session)
+        listed = []
+        for session in sessions:
+            first = await self.archive.messages(session.id, viewer=viewer, limit=1)
+            listed.append(Listed(session, first[0] if first else None))
+        return listed
+
+    async def _visible(self, session_id: str, viewer: str | None) -> Session:
+        session = await self.archive.get_session(session_id, viewer=viewer)
+        if session is None:
+            raise SessionNotFound(session_id)
+        return session
+
+    # -- the indexes ----------------------------------------------------------------------
 
     async def _ranked(
         self,
@@ -355,9 +410,6 @@ def _by_lineage(hits: Sequence[Hit]) -> list[Hit]:
     return list(best.values())
 
 
-# -- the session_search tool ---------------------------------------------------------------
-
-
 def when(timestamp: float, now: float | None = None) -> str:
     """``2026-11-28 14:03 UTC (2 days ago)``."""
     now = time.time() if now is None else now
@@ -369,240 +421,3 @@ def when(timestamp: float, now: float | None = None) -> str:
             n = int(delta // seconds)
             return f"{stamp} ({n} {unit}{'s' if n > 1 else ''} ago)"
     return f"{stamp} (just now)"
-
-
-def message_json(message: Message, *, limit: int = MESSAGE_CHARS) -> dict[str, Any]:
-    content = message.content
-    truncated = len(content) > limit
-    data: dict[str, Any] = {
-        "id": message.id,
-        "role": message.role,
-        "created_at": message.created_at,
-        "when": when(message.created_at),
-        "content": content[:limit] + ("…" if truncated else ""),
-        "truncated": truncated,
-    }
-    if message.speaker:
-        data["speaker"] = message.speaker
-    if message.tool_name:
-        data["tool_name"] = message.tool_name
-    if message.tool_calls:
-        data["tool_calls"] = [
-            {"name": c.get("function", {}).get("name", c.get("name"))} for c in message.tool_calls
-        ]
-    if message.external_id:
-        data["external_id"] = message.external_id
-    return data
-
-
-def session_json(session: Session) -> dict[str, Any]:
-    return {
-        "session_id": session.id,
-        "title": session.title or "(untitled)",
-        "platform": session.platform,
-        "chat_type": session.chat_type,
-        "started_at": session.started_at,
-        "last_active_at": session.last_active_at,
-        "when": when(session.last_active_at),
-        "message_count": session.message_count,
-        **({"parent_session_id": session.parent_id} if session.parent_id else {}),
-    }
-
-
-class _BadArgs(ValueError):
-    pass
-
-
-def _int_arg(
-    args: Mapping[str, Any], name: str, default: int | None, low: int, high: int
-) -> int | None:
-    value = args.get(name, default)
-    if value is None:
-        return None
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise _BadArgs(f"{name} must be an integer")
-    return min(max(value, low), high)
-
-
-class SearchTool:
-    """The model-facing ``session_search`` contract, bound to one person's view.
-
-    ``call(args, viewer=…, current_session_id=…)`` returns a JSON-able dict with ``success``
-    and ``mode`` (scroll / read / browse / discover) and never raises for bad arguments.
-    """
-
-    def __init__(self, archive: Archive, *, like_scan_rows: int = LIKE_SCAN_ROWS) -> None:
-        self.archive = archive
-        self.searcher = Searcher(archive, like_scan_rows=like_scan_rows)
-
-    async def call(
-        self,
-        args: Mapping[str, Any],
-        *,
-        viewer: str | None,
-        current_session_id: str | None = None,
-    ) -> dict[str, Any]:
-        try:
-            known = {"query", "limit", "sort", "session_id", "around_message_id", "window"}
-            unknown = sorted(set(args) - known)
-            if unknown:
-                raise _BadArgs(
-                    f"unknown argument(s) {unknown}; session_search takes {sorted(known)}"
-                )
-            limit = _int_arg(args, "limit", 3, 1, 10) or 3
-            window = _int_arg(args, "window", 5, 1, 20) or 5
-            around = _int_arg(args, "around_message_id", None, 0, 2**62)
-            sort_arg = args.get("sort") or "relevance"
-            if sort_arg not in ("relevance", "newest", "oldest"):
-                raise _BadArgs("sort must be 'relevance', 'newest' or 'oldest'")
-            sort = cast(Sort, sort_arg)
-            session_id = args.get("session_id")
-            query = args.get("query")
-            for name, value in (("session_id", session_id), ("query", query)):
-                if value is not None and not isinstance(value, str):
-                    raise _BadArgs(f"{name} must be a string")
-        except _BadArgs as exc:
-            return {"success": False, "mode": "error", "error": str(exc)}
-        if session_id and around is not None:
-            return await self.scroll(session_id, around, window, viewer=viewer)
-        if session_id:
-            return await self.read(session_id, viewer=viewer)
-        if around is not None:
-            return {
-                "success": False,
-                "mode": "scroll",
-                "error": "around_message_id needs session_id",
-            }
-        if not query or not query.strip():
-            return await self.browse(
-                limit if "limit" in args else 10, viewer=viewer, current=current_session_id
-            )
-        return await self.discover(query, limit, sort, viewer=viewer, current=current_session_id)
-
-    async def _visible(self, session_id: str, viewer: str | None) -> Session | None:
-        return await self.archive.get_session(session_id, viewer=viewer)
-
-    @staticmethod
-    def _not_found(mode: str, session_id: str) -> dict[str, Any]:
-        # The same answer for "does not exist" and "not yours": existence is not leaked.
-        return {
-            "success": False,
-            "mode": mode,
-            "error": f"No session {session_id!r} in your history.",
-        }
-
-    async def scroll(
-        self, session_id: str, anchor: int, window: int, *, viewer: str | None
-    ) -> dict[str, Any]:
-        session = await self._visible(session_id, viewer)
-        if session is None:
-            return self._not_found("scroll", session_id)
-        before = await self.archive.messages(
-            session_id, viewer=viewer, before_id=anchor + 1, limit=window + 2, newest_first=True
-        )
-        after = await self.archive.messages(
-            session_id, viewer=viewer, after_id=anchor, limit=window + 1
-        )
-        if not before or before[0].id != anchor:
-            return {
-                "success": False,
-                "mode": "scroll",
-                "error": f"Message {anchor} is not in session {session_id!r}.",
-            }
-        older = list(reversed(before[1 : window + 1]))
-        return {
-            "success": True,
-            "mode": "scroll",
-            "session": session_json(session),
-            "anchor_message_id": anchor,
-            "messages": [message_json(m) for m in [*older, before[0], *after[:window]]],
-            "more_before": len(before) > window + 1,
-            "more_after": len(after) > window,
-        }
-
-    async def read(self, session_id: str, *, viewer: str | None) -> dict[str, Any]:
-        session = await self._visible(session_id, viewer)
-        if session is None:
-            return self._not_found("read", session_id)
-        head = await self.archive.messages(session_id, viewer=viewer, limit=READ_ALL_UP_TO + 1)
-        result: dict[str, Any] = {"success": True, "mode": "read", "session": session_json(session)}
-        if len(head) <= READ_ALL_UP_TO:
-            result["messages"] = [message_json(m) for m in head]
-            return result
-        tail = await self.archive.messages(
-            session_id, viewer=viewer, limit=READ_TAIL, newest_first=True
-        )
-        tail.reverse()
-        first, last = head[:READ_HEAD], tail
-        result["messages"] = [message_json(m) for m in first + last]
-        result["omitted"] = {"after_message_id": first[-1].id, "before_message_id": last[0].id}
-        result["hint"] = (
-            f"Showing the first {READ_HEAD} and last {READ_TAIL} messages. To see the middle, call "
-            f"session_search with session_id={session_id!r} and around_message_id between "
-            f"{first[-1].id} and {last[0].id}."
-        )
-        return result
-
-    async def browse(
-        self, limit: int, *, viewer: str | None, current: str | None
-    ) -> dict[str, Any]:
-        sessions = await self.archive.sessions(viewer=viewer, limit=limit, exclude=current)
-        items = []
-        for session in sessions:
-            first = await self.archive.messages(session.id, viewer=viewer, limit=1)
-            item = session_json(session)
-            item["preview"] = message_json(first[0], limit=200)["content"] if first else ""
-            items.append(item)
-        return {"success": True, "mode": "browse", "sessions": items}
-
-    async def discover(
-        self, text: str, limit: int, sort: Sort, *, viewer: str | None, current: str | None
-    ) -> dict[str, Any]:
-        hits, parsed = await self.searcher.find(
-            text, viewer=viewer, limit=limit, sort=sort, exclude_session=current
-        )
-        result: dict[str, Any] = {"success": True, "mode": "discover", "query": text, "results": []}
-        if parsed.note:
-            result["note"] = parsed.note
-        if parsed.empty:
-            result["note"] = "The query has no searchable words; nothing was searched."
-            return result
-        if not hits:
-            result["note"] = "No past messages match. Try other words, or omit query to browse."
-            return result
-        for rank, hit in enumerate(hits):
-            session = await self.archive.get_session(hit.session_id, viewer=viewer)
-            if session is None:  # pragma: no cover - the SQL already scoped it
-                continue
-            window = await self.archive.messages(
-                hit.session_id,
-                viewer=viewer,
-                before_id=hit.message_id + 1,
-                limit=6 if rank == 0 else 1,
-                newest_first=True,
-            )
-            anchor = window[0]
-            entry: dict[str, Any] = {
-                **session_json(session),
-                "message": message_json(anchor),
-                "snippet": hit.snippet,
-            }
-            if rank == 0:
-                after = await self.archive.messages(
-                    hit.session_id, viewer=viewer, after_id=hit.message_id, limit=5
-                )
-                entry["context"] = [
-                    message_json(m) for m in [*reversed(window[1:]), anchor, *after]
-                ]
-                first = await self.archive.messages(hit.session_id, viewer=viewer, limit=3)
-                last = await self.archive.messages(
-                    hit.session_id, viewer=viewer, limit=3, newest_first=True
-                )
-                entry["bookends"] = {
-                    "first": [message_json(m, limit=BOOKEND_CHARS) for m in first],
-                    "last": [message_json(m, limit=BOOKEND_CHARS) for m in reversed(last)],
-                }
-            result["results"].append(entry)
-        return result

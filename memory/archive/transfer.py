@@ -22,7 +22,7 @@ from typing import Any, Literal
 
 from memory.archive.records import ImportFormatError, SessionSpec, title_of
 from memory.archive.writer import ensure_session
-from memory.curated import InvalidPersonError, validate_person
+from memory.people import InvalidPersonError, validate_person
 
 __all__ = ["ImportRecord", "import_batch", "parse_record"]
 

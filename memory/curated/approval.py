@@ -6,8 +6,8 @@ instead (its id also goes to the turn's ``MemoryTurn.staged``, so the caller can
 it); ``decide`` applies or drops one, and keeps the decision. Every step holds the
 ``PENDING.json`` lock, and an approval also holds the lock of the file it changes.
 
-``decide`` answers with a typed ``Decision``; ``approve`` / ``reject`` give the same as the
-JSON-able dict the CLI prints (the memory tool's result shape).
+``decide`` answers with a typed ``Decision``; ``approve`` / ``reject`` answer with the typed
+outcome the CLI prints (``memory.curated.outcomes``: ``Saved``, ``Done`` or ``Refused``).
 """
 
 from __future__ import annotations
@@ -15,10 +15,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from memory.curated.entries import FILE_NAMES, Target
 from memory.curated.operations import Applied, MemoryTurn, Operation, Refusal
+from memory.curated.outcomes import Change, Done, Refused, Saved, Staged
 from memory.curated.pending import (
     PENDING_FILE,
     PendingFile,
@@ -73,21 +74,25 @@ class WriteApproval:
 
         def _write(self, target: Target, entries: Sequence[str]) -> None: ...
 
-        def _success(
+        def _saved(
             self, turn: MemoryTurn, target: Target, entries: Sequence[str], message: str, *,
-            note: bool = True, echoes: Sequence[dict[str, Any]] = (),
-        ) -> dict[str, Any]: ...  # fmt: skip
+            wrote: bool = True, changes: Sequence[Change] = (),
+        ) -> Saved: ...  # fmt: skip
 
-        def _failure(self, turn: MemoryTurn, refusal: Refusal) -> dict[str, Any]: ...
+        def _failure(self, turn: MemoryTurn, refusal: Refusal) -> Refused: ...
 
     def _stage(
         self, target: Target, ops: Sequence[Operation], batch: bool, turn: MemoryTurn
-    ) -> dict[str, Any]:
+    ) -> Saved | Staged:
         with file_lock(self.path(target)):
             applied = self._apply_locked(target, ops, batch)
         if not applied.changed:
-            return self._success(
-                turn, target, applied.entries, "Entry already exists; nothing to stage.", note=False
+            return self._saved(
+                turn,
+                target,
+                applied.entries,
+                "Entry already exists; nothing to stage.",
+                wrote=False,
             )
         item = PendingWrite(new_pending_id(), target, tuple(applied.ops), self._clock(), batch)
         pending_path = self._pending_path()
@@ -103,17 +108,12 @@ class WriteApproval:
             save_pending(pending_path, state)
         turn.failures = 0
         turn.staged.append(item.id)
-        return {
-            "success": True,
-            "done": True,
-            "staged": True,
-            "pending_id": item.id,
-            "target": target,
-            "message": (
-                f"Staged for the user's approval as {item.id}; memory is unchanged until they "
-                "approve it. This call is complete: do not repeat it."
-            ),
-        }
+        return Staged(
+            target,
+            item.id,
+            f"Staged for the user's approval as {item.id}; memory is unchanged until they "
+            "approve it. This call is complete: do not repeat it.",
+        )
 
     def pending(self) -> list[PendingWrite]:
         with file_lock(self._pending_path()):
@@ -124,14 +124,18 @@ class WriteApproval:
         staged write; an id decided before answers with that decision (``earlier``)."""
         return self._decide(pending_id, approve)[0]
 
-    def approve(self, pending_id: str) -> dict[str, Any]:
-        """``decide(approve=True)`` as the memory tool's result dict (for the CLI)."""
-        return self._decide(pending_id, True)[1]
+    def approve(self, pending_id: str) -> Saved | Refused:
+        """``decide(approve=True)`` as an outcome to print (for the CLI)."""
+        outcome = self._decide(pending_id, True)[1]
+        assert not isinstance(outcome, Done)  # only a rejection is Done
+        return outcome
 
-    def reject(self, pending_id: str) -> dict[str, Any]:
-        return self._decide(pending_id, False)[1]
+    def reject(self, pending_id: str) -> Done | Refused:
+        outcome = self._decide(pending_id, False)[1]
+        assert not isinstance(outcome, Saved)  # only an approval saves
+        return outcome
 
-    def _decide(self, pending_id: str, approve: bool) -> tuple[Decision, dict[str, Any]]:
+    def _decide(self, pending_id: str, approve: bool) -> tuple[Decision, Saved | Done | Refused]:
         pending_path = self._pending_path()
         ensure_private_dir(self.directory)
         with file_lock(pending_path):
@@ -143,7 +147,7 @@ class WriteApproval:
                 state.decide(item, "rejected", self._clock())
                 save_pending(pending_path, state)
                 message = f"Rejected {pending_id}; memory unchanged."
-                return Decision(pending_id, "rejected", item), {"success": True, "message": message}
+                return Decision(pending_id, "rejected", item), Done(message)
             turn = MemoryTurn()
             try:
                 with file_lock(self.path(item.target)):
@@ -151,48 +155,44 @@ class WriteApproval:
                     if applied.changed:
                         self._write(item.target, applied.entries)
             except Refusal as refusal:
-                stale = bool(refusal.extra.get("stale", False))
-                if stale:
+                result = self._failure(turn, refusal)
+                if refusal.stale:
                     state.decide(item, "discarded", self._clock())
                     save_pending(pending_path, state)
-                result = {k: v for k, v in self._failure(turn, refusal).items() if k != "stale"}
-                result["discarded"] = stale
-                if stale:
                     return Decision(pending_id, "discarded", item, error=refusal.error), result
                 problem: Problem = (
                     "full"
-                    if "usage" in refusal.extra
+                    if result.usage is not None
                     else "drift"
-                    if "drift_backup" in refusal.extra
+                    if result.drift_backup is not None
                     else "other"
                 )
-                usage = refusal.extra.get("usage")
                 decision = Decision(
-                    pending_id, None, item, problem=problem, error=refusal.error, usage=usage
+                    pending_id, None, item, problem=problem, error=refusal.error, usage=result.usage
                 )
                 return decision, result
             state.decide(item, "approved", self._clock())
             save_pending(pending_path, state)
-        result = self._success(
+        saved = self._saved(
             turn,
             item.target,
             applied.entries,
             f"Approved {pending_id}: {'; '.join(item.summary())}",
-            echoes=applied.echoes,
+            changes=applied.changes,
         )
-        return Decision(pending_id, "approved", item, usage=result["usage"]), result
+        return Decision(pending_id, "approved", item, usage=saved.usage), saved
 
     def _pending_path(self) -> Path:
         return self.directory / PENDING_FILE
 
 
-def _unknown(state: PendingFile, pending_id: str) -> tuple[Decision, dict[str, Any]]:
+def _unknown(state: PendingFile, pending_id: str) -> tuple[Decision, Refused]:
     """Nothing waits under ``pending_id``: what was decided about it, if anything."""
     earlier = state.decision(pending_id)
     if earlier is None:
         error = f"No pending memory write with id {pending_id!r}."
-        return Decision(pending_id, None, None), {"success": False, "error": error}
+        return Decision(pending_id, None, None), Refused(error)
     file = FILE_NAMES[earlier.write.target]
     error = f"No pending memory write with id {pending_id!r}: it was {earlier.verdict} already ({file})."  # noqa: E501
     decision = Decision(pending_id, earlier.verdict, earlier.write, earlier=True)
-    return decision, {"success": False, "error": error, "decided": earlier.verdict}
+    return decision, Refused(error)

@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
+from memory.curated.errors import MemoryStoreError
+
 __all__ = [
     "DELIMITER",
     "FILE_NAMES",
@@ -69,7 +71,7 @@ def format_usage(chars: int, limit: int) -> str:
     return f"{percent}% — {chars:,}/{limit:,} chars"
 
 
-class ContentError(ValueError):
+class ContentError(MemoryStoreError, ValueError):
     """Content that can never be stored as one entry (empty, or holds a delimiter line)."""
 
 
@@ -94,13 +96,13 @@ def preview(entry: str, width: int = 80) -> str:
     return flat if len(flat) <= width else flat[: width - 1] + "…"
 
 
-class NoMatch(LookupError):
+class NoMatch(MemoryStoreError, LookupError):
     def __init__(self, old_text: str) -> None:
         super().__init__(f"no entry matches {preview(old_text, 60)!r}")
         self.old_text = old_text
 
 
-class AmbiguousMatch(LookupError):
+class AmbiguousMatch(MemoryStoreError, LookupError):
     def __init__(self, old_text: str, matches: list[str]) -> None:
         super().__init__(
             f"{len(matches)} different entries contain {preview(old_text, 60)!r}; "

@@ -23,6 +23,8 @@ from memory.curated.entries import (
     find_entry,
     preview,
 )
+from memory.curated.errors import MemoryStoreError
+from memory.curated.outcomes import Change, Refused
 from memory.scan import scan
 
 __all__ = [
@@ -81,14 +83,36 @@ class MemoryTurn:
     staged: list[str] = field(default_factory=list)
 
 
-class Refusal(Exception):
-    """A recoverable failure, turned into a ``success: false`` result by ``call``."""
+class Refusal(MemoryStoreError):
+    """A recoverable failure, turned into a ``Refused`` result by ``call``.
 
-    def __init__(self, error: str, *, counted: bool, **extra: Any) -> None:
+    ``counted``: it counts towards the turn's ``MAX_FAILURES_PER_TURN``; ``stale``: a staged
+    write's pinned entry has changed or gone (the write is discarded)."""
+
+    def __init__(
+        self,
+        error: str,
+        *,
+        counted: bool,
+        stale: bool = False,
+        current_entries: Sequence[str] | None = None,
+        usage: str | None = None,
+        drift_backup: str | None = None,
+        matches: Sequence[str] | None = None,
+        blocked: Sequence[str] | None = None,
+    ) -> None:
         super().__init__(error)
         self.error = error
         self.counted = counted
-        self.extra = extra
+        self.stale = stale
+        self.refused = Refused.of(
+            error,
+            current_entries=current_entries,
+            usage=usage,
+            drift_backup=drift_backup,
+            matches=matches,
+            blocked=blocked,
+        )
 
 
 @dataclass(slots=True)
@@ -96,7 +120,7 @@ class Applied:
     entries: list[str]
     changed: bool = False
     ops: list[Operation] = field(default_factory=list)  # with pins filled in
-    echoes: list[dict[str, Any]] = field(default_factory=list)
+    changes: list[Change] = field(default_factory=list)  # what replaces and removes changed
 
 
 def finding_ids(entry: str) -> tuple[str, ...]:
@@ -253,14 +277,14 @@ def apply_operations(
         applied.ops.append(Operation(op.action, op.content, op.old_text, pin=old))
         if op.action == "remove":
             del working[index]
-            applied.echoes.append({"removed": old})
+            applied.changes.append(Change(old))
         else:
             assert op.content is not None
             if op.content in working and working.index(op.content) != index:
                 del working[index]  # the new text already exists: the two merge
             else:
                 working[index] = op.content
-            applied.echoes.append({"replaced": old, "with": op.content})
+            applied.changes.append(Change(old, op.content))
         applied.changed = True
     return applied
 

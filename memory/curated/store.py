@@ -1,8 +1,9 @@
 """The bounded, curated memory of one person: ``MEMORY.md`` and ``USER.md``.
 
-``MemoryStore.call(args, turn)`` *is* the LLM-facing ``memory`` tool: it takes the JSON
-arguments the model sends and returns a JSON-able dict. The CLI and the chat commands go
-through the same function, so there is one set of rules:
+``MemoryStore.call(args, turn)`` runs the LLM-facing ``memory`` tool: it takes the JSON
+arguments the model sends and answers with a typed outcome (``memory.curated.outcomes``; the
+tool's JSON is built from it in ``agent_core.tools.memory``). The CLI and the chat commands
+go through the same function, so there is one set of rules:
 
 * add / replace / remove by unique substring, or an all-or-nothing ``operations`` batch
   whose budget is checked on the final state;
@@ -17,24 +18,24 @@ through the same function, so there is one set of rules:
 * with write approval on, writes are validated and staged in ``PENDING.json`` instead
   (``memory.curated.approval``: staging, and deciding a staged write).
 
-Errors::
+Which folder holds whose store (people, the shared scope) is ``memory.curated.scope``.
 
-    MemoryStoreError
-    └── InvalidPersonError      a person id that is not a safe directory name
+Errors: ``MemoryStoreError`` (``memory.curated.errors``) is the root; a person id that is
+not a safe directory name is ``memory.people.InvalidPersonError`` (a ``ValueError``), shared
+with the archive.
 
 Recoverable problems (no match, over the limit, drift, blocked content) are *results*
-(``success: false``) for the model, never exceptions.
+(``Refused``) for the model, never exceptions.
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from memory.curated.approval import WriteApproval
 from memory.curated.entries import (
@@ -48,6 +49,7 @@ from memory.curated.entries import (
     render_block,
     usage_chars,
 )
+from memory.curated.errors import MemoryStoreError
 from memory.curated.operations import (
     Applied,
     MemoryTurn,
@@ -60,6 +62,7 @@ from memory.curated.operations import (
     parse_request,
     success_message,
 )
+from memory.curated.outcomes import Change, Done, Refused, Saved, WriteOutcome
 from memory.curated.pending import PendingWrite
 from memory.files import atomic_write_bytes, atomic_write_text, ensure_private_dir, file_lock
 
@@ -67,40 +70,16 @@ __all__ = [
     "MAX_FAILURES_PER_TURN",
     "BlockedEntry",
     "DriftReport",
-    "InvalidPersonError",
     "MemoryLimits",
-    "MemoryScope",
     "MemorySnapshot",
     "MemoryStore",
     "MemoryStoreError",
-    "MemoryStores",
     "MemoryTurn",
     "PendingWrite",
-    "validate_person",
 ]
 
 log = logging.getLogger(__name__)
 MAX_FAILURES_PER_TURN = 3
-SAVED_NOTE = "Saved to disk. This write is complete: do not repeat it."
-MemoryScope = Literal["person", "shared"]
-_PERSON_RE = re.compile(r"^[a-z0-9][a-z0-9._-]{0,127}$")
-
-
-class MemoryStoreError(Exception):
-    """Base of this module's exceptions."""
-
-
-class InvalidPersonError(MemoryStoreError, ValueError):
-    """A person id that is not a safe, lower-case directory name."""
-
-
-def validate_person(person: str) -> str:
-    if not _PERSON_RE.fullmatch(person):
-        raise InvalidPersonError(
-            f"invalid person id {person!r}: use lower-case letters, digits, '.', '_' or '-' "
-            "(for example telegram-12345)"
-        )
-    return person
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +216,7 @@ class MemoryStore(WriteApproval):
 
     # -- the memory tool ----------------------------------------------------------------
 
-    def call(self, args: Mapping[str, Any], turn: MemoryTurn) -> dict[str, Any]:
+    def call(self, args: Mapping[str, Any], turn: MemoryTurn) -> WriteOutcome:
         """Run one ``memory`` tool call (the JSON arguments the model sent)."""
         try:
             target, ops, batch = parse_request(args)
@@ -250,11 +229,11 @@ class MemoryStore(WriteApproval):
         except Refusal as refusal:
             return self._failure(turn, refusal)
         if not applied.changed:
-            return self._success(
-                turn, target, applied.entries, "Entry already exists; nothing to add.", note=False
+            return self._saved(
+                turn, target, applied.entries, "Entry already exists; nothing to add.", wrote=False
             )
-        return self._success(
-            turn, target, applied.entries, success_message(ops, batch), echoes=applied.echoes
+        return self._saved(
+            turn, target, applied.entries, success_message(ops, batch), changes=applied.changes
         )
 
     def _apply_locked(self, target: Target, ops: Sequence[Operation], batch: bool) -> Applied:
@@ -311,37 +290,32 @@ class MemoryStore(WriteApproval):
 
     # -- repair -------------------------------------------------------------------------
 
-    def repair(self, target: Target) -> dict[str, Any]:
+    def repair(self, target: Target) -> Done | Refused:
         """Rewrite a drifted file in canonical form, after backing it up."""
         path = self.path(target)
         with file_lock(path):
             disk = self._read(target)
             if disk.decode_error is not None:
-                return {
-                    "success": False,
-                    "error": f"{path} is not valid UTF-8 ({disk.decode_error}); fix the bytes by hand.",  # noqa: E501
-                }
+                return Refused(
+                    f"{path} is not valid UTF-8 ({disk.decode_error}); fix the bytes by hand."
+                )
             if self._drift_reason(target, disk) is None:
-                return {"success": True, "message": f"{path.name} is already clean."}
+                return Done(f"{path.name} is already clean.")
             entries = parse_entries(disk.text or "")
             limit = self.limits.of(target)
             too_long = [preview(e, 50) for e in entries if len(e) > limit]
             if too_long:
-                return {
-                    "success": False,
-                    "error": (
-                        f"{path.name} has entries longer than the whole file's limit "
-                        f"({limit:,} chars): {too_long}. Split them by hand with lines holding "
-                        "only '§', then run repair again."
-                    ),
-                }
+                return Refused(
+                    f"{path.name} has entries longer than the whole file's limit "
+                    f"({limit:,} chars): {too_long}. Split them by hand with lines holding "
+                    "only '§', then run repair again."
+                )
             backup = self._backup(path, disk.raw or b"")
             self._write(target, entries)
-        return {
-            "success": True,
-            "message": f"Rewrote {path.name} in canonical form ({len(entries)} entries); the old file is at {backup}.",  # noqa: E501
-            "usage": format_usage(usage_chars(entries), limit),
-        }
+        return Done(
+            f"Rewrote {path.name} in canonical form ({len(entries)} entries); the old file is at {backup}.",  # noqa: E501
+            usage=format_usage(usage_chars(entries), limit),
+        )
 
     # -- internals ----------------------------------------------------------------------
 
@@ -411,91 +385,29 @@ class MemoryStore(WriteApproval):
         ensure_private_dir(self.directory)
         atomic_write_text(self.path(target), join_entries(entries))
 
-    def _success(
+    def _saved(
         self,
         turn: MemoryTurn,
         target: Target,
         entries: Sequence[str],
         message: str,
         *,
-        note: bool = True,
-        echoes: Sequence[dict[str, Any]] = (),
-    ) -> dict[str, Any]:
+        wrote: bool = True,
+        changes: Sequence[Change] = (),
+    ) -> Saved:
         turn.failures = 0
-        result: dict[str, Any] = {
-            "success": True,
-            "done": True,
-            "target": target,
-            "usage": format_usage(usage_chars(entries), self.limits.of(target)),
-            "entry_count": len(entries),
-            "message": message,
-        }
-        if len(echoes) == 1:
-            result.update(echoes[0])
-        elif echoes:
-            result["changes"] = list(echoes)
-        result["note"] = SAVED_NOTE if note else "No write was needed: do not repeat this call."
-        return result
+        usage = format_usage(usage_chars(entries), self.limits.of(target))
+        return Saved(target, message, usage, len(entries), tuple(changes), wrote)
 
-    def _failure(self, turn: MemoryTurn, refusal: Refusal) -> dict[str, Any]:
+    def _failure(self, turn: MemoryTurn, refusal: Refusal) -> Refused:
         exhausted = turn.failures >= MAX_FAILURES_PER_TURN
         if refusal.counted:
             turn.failures += 1
         if exhausted:
-            return {
-                "success": False,
-                "done": True,
-                "error": (
-                    f"Memory writes have failed {turn.failures} times this turn "
-                    f"(last: {preview(refusal.error, 100)}). Stop retrying: leave memory "
-                    "unchanged for now and answer the user. It can be saved in a later turn."
-                ),
-            }
-        return {"success": False, "error": refusal.error, **refusal.extra}
-
-
-class MemoryStores:
-    """Maps people to their stores under ``<home>/memories``; scope ``shared`` = one store."""
-
-    def __init__(
-        self,
-        root: Path,
-        *,
-        limits: MemoryLimits | None = None,
-        scope: MemoryScope = "person",
-        write_approval: bool = False,
-    ) -> None:
-        self.root = root
-        self.limits = limits or MemoryLimits()
-        self.scope = scope
-        self.write_approval = write_approval
-
-    def directory_for(self, person: str) -> str:
-        return "shared" if self.scope == "shared" else validate_person(person)
-
-    def for_person(self, person: str) -> MemoryStore:
-        name = self.directory_for(person)
-        return MemoryStore(
-            self.root / name,
-            limits=self.limits,
-            write_approval=self.write_approval,
-            person=name,
-        )
-
-    def people(self) -> list[str]:
-        """Every person (directory) that has a store on disk, sorted."""
-        if not self.root.is_dir():
-            return []
-        return sorted(
-            p.name for p in self.root.iterdir() if p.is_dir() and _PERSON_RE.fullmatch(p.name)
-        )
-
-    def __iter__(self) -> Iterator[MemoryStore]:
-        """Every store on disk (for operators: scans, stats)."""
-        for name in self.people():
-            yield MemoryStore(
-                self.root / name,
-                limits=self.limits,
-                write_approval=self.write_approval,
-                person=name,
+            return Refused(
+                f"Memory writes have failed {turn.failures} times this turn "
+                f"(last: {preview(refusal.error, 100)}). Stop retrying: leave memory "
+                "unchanged for now and answer the user. It can be saved in a later turn.",
+                final=True,
             )
+        return refusal.refused

@@ -1,9 +1,29 @@
-"""Skills: procedural memory on disk, shared by a deployment (folders, limits, layout, planned
-and staged changes).
+"""Skills: procedural memory on disk, shared by every person of a deployment. ``files`` holds
+the SKILL.md format and the limits, ``layout`` finds skill folders, ``changes`` the requested
+changes and their pending file, ``disk`` reads and checks the folder, ``plan`` validates a
+change and plans its writes, and ``store`` (``SkillStore``) lists, reads, applies and stages
+changes for an admin. A refused operation raises ``SkillError``, whose text is for the model.
 """
 
 from __future__ import annotations
 
-from memory.skills.store import SkillChange, SkillError, SkillStore
+from memory.skills.changes import PendingSkillChange, SkillAction, SkillChange
+from memory.skills.disk import SkillDisk
+from memory.skills.files import MAX_SKILL_CHARS, MAX_SUPPORT_BYTES, SKILL_FILE, SkillError
+from memory.skills.layout import SkillProblem
+from memory.skills.store import INDEX_INSTRUCTION, Skill, SkillStore
 
-__all__ = ["SkillChange", "SkillError", "SkillStore"]
+__all__ = [
+    "INDEX_INSTRUCTION",
+    "MAX_SKILL_CHARS",
+    "MAX_SUPPORT_BYTES",
+    "SKILL_FILE",
+    "PendingSkillChange",
+    "Skill",
+    "SkillAction",
+    "SkillChange",
+    "SkillDisk",
+    "SkillError",
+    "SkillProblem",
+    "SkillStore",
+]

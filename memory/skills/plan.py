@@ -1,10 +1,11 @@
 """Planning skill writes: every check, the before/after text, then one ``run`` that writes.
 
-``plan_change(store, change)`` validates a ``SkillChange`` against the disk as it is now and
-returns a ``Plan``: the message ``apply`` returns, the files it touches (for ``diff``) and a
-``run`` closure that performs it. ``validate``, ``stage`` and ``diff`` stop at the plan;
-``apply`` and ``approve`` plan again under the write lock and run it at once, so what is
-written is exactly what was checked.
+``plan_change(store, change)`` validates a ``SkillChange`` against the disk as it is now
+(``store``: a ``SkillDisk``, such as the ``SkillStore``) and returns a ``Plan``: the message
+``apply`` returns, the files it touches (for ``diff``) and a ``run`` closure that performs
+it. ``validate``, ``stage`` and ``diff`` stop at the plan; ``apply`` and ``approve`` plan
+again under the write lock and run it at once, so what is written is exactly what was
+checked.
 
 Order of checks for new text: size limit (cheap) → scanner → front matter, so a YAML error
 message can never quote text the scanner would refuse.
@@ -21,10 +22,10 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from memory.files import DIR_MODE, atomic_write_text, ensure_private_dir, fsync_dir
 from memory.skills.changes import SkillChange
+from memory.skills.disk import SkillDisk
 from memory.skills.files import (
     MAX_SUPPORT_BYTES,
     SKILL_FILE,
@@ -37,9 +38,6 @@ from memory.skills.files import (
     walk_real,
 )
 from memory.skills.layout import Folder
-
-if TYPE_CHECKING:
-    from memory.skills.store import SkillStore
 
 __all__ = ["FileChange", "Plan", "plan_change", "render_diff"]
 
@@ -59,7 +57,7 @@ class Plan:
     run: Callable[[], None]
 
 
-def plan_change(store: SkillStore, change: SkillChange) -> Plan:
+def plan_change(store: SkillDisk, change: SkillChange) -> Plan:
     if not isinstance(change, SkillChange):
         raise TypeError(f"expected a SkillChange, got {type(change).__name__}")
     check_name(change.name)
@@ -82,7 +80,7 @@ def plan_change(store: SkillStore, change: SkillChange) -> Plan:
     )
 
 
-def _create(store: SkillStore, change: SkillChange) -> Plan:
+def _create(store: SkillDisk, change: SkillChange) -> Plan:
     name = change.name
     category = change.category or None
     if category is not None:
@@ -131,7 +129,7 @@ def _create(store: SkillStore, change: SkillChange) -> Plan:
     )
 
 
-def _patch(store: SkillStore, change: SkillChange, folder: Folder) -> Plan:
+def _patch(store: SkillDisk, change: SkillChange, folder: Folder) -> Plan:
     name = change.name
     old = _required(
         change.old_text, "patch needs old_text: the exact text to replace (it must occur once)"
@@ -160,7 +158,7 @@ def _patch(store: SkillStore, change: SkillChange, folder: Folder) -> Plan:
     )
 
 
-def _edit(store: SkillStore, change: SkillChange, folder: Folder) -> Plan:
+def _edit(store: SkillDisk, change: SkillChange, folder: Folder) -> Plan:
     content = _required(change.content, "edit needs content: the whole new SKILL.md")
     current = store.read_skill_md(folder)
     store.check_skill_md(content, change.name)
@@ -171,7 +169,7 @@ def _edit(store: SkillStore, change: SkillChange, folder: Folder) -> Plan:
     )
 
 
-def _delete(store: SkillStore, folder: Folder) -> Plan:
+def _delete(store: SkillDisk, folder: Folder) -> Plan:
     files: list[FileChange] = []
     for path in _files(folder.directory):
         rel = path.relative_to(store.root).as_posix()
@@ -200,7 +198,7 @@ def _delete(store: SkillStore, folder: Folder) -> Plan:
     )
 
 
-def _write_file(store: SkillStore, change: SkillChange, folder: Folder) -> Plan:
+def _write_file(store: SkillDisk, change: SkillChange, folder: Folder) -> Plan:
     parts = support_parts(change.file_path)
     content = _required(change.content, "write_file needs content: the file's text")
     check_encodable(content, "The file's text")

@@ -17,7 +17,8 @@ folders loads neither. Reading never creates ``root``.
 What reaches a prompt is scanned (``memory.scan.scanner``): the name and description when listing
 (the index is in the frozen system prompt), the whole text when ``view``/``body`` hand a
 SKILL.md or support file to the model (``screened=False`` is for operators' eyes only). The
-scanner is slow on long texts (tens of µs per char), so findings are cached per content.
+scanner is slow on long texts (tens of µs per char), so findings are cached per content
+(``memory.skills.disk``, the reading half the planner shares).
 
 Writes (``apply``) hold ``<root>/.write.lock`` across re-validate → write, and are atomic: a
 create builds the folder under a dot name and renames it into place, SKILL.md and support
@@ -36,14 +37,12 @@ Errors: ``SkillError(Exception)`` — a refused operation; ``str(exc)`` is for t
 
 from __future__ import annotations
 
-import hashlib
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from memory.files import ensure_private_dir, file_lock
-from memory.scan import scan as scan_text
 from memory.skills.changes import (
     PENDING_FILE,
     PendingSkillChange,
@@ -53,15 +52,12 @@ from memory.skills.changes import (
     new_pending_id,
     save_pending,
 )
+from memory.skills.disk import SkillDisk
 from memory.skills.files import (
-    MAX_SKILL_CHARS,
     MAX_SUPPORT_BYTES,
     SKILL_FILE,
     SUPPORT_DIRS,
-    FrontMatter,
     SkillError,
-    check_encodable,
-    check_name,
     kind_of,
     name_problem,
     parse_skill_md,
@@ -73,7 +69,6 @@ from memory.skills.layout import (
     Folder,
     SkillProblem,
     check_contents,
-    list_folders,
     read_skill_md,
     walk,
 )
@@ -95,7 +90,6 @@ INDEX_INSTRUCTION = (
 )
 _WRITE_LOCK = ".write"
 _MAX_LISTED_FILES = 100
-_CACHE_SIZE = 1024
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,13 +103,12 @@ class Skill:
     platforms: tuple[str, ...]
 
 
-class SkillStore:
+class SkillStore(SkillDisk):
     """The skills under ``root``; cheap to construct, safe to share between threads."""
 
     def __init__(self, root: Path, *, clock: Callable[[], float] = time.time) -> None:
-        self.root = root
+        super().__init__(root)
         self._clock = clock
-        self._findings_cache: dict[bytes, tuple[str, ...]] = {}
 
     # -- reading ------------------------------------------------------------------------
 
@@ -327,64 +320,6 @@ class SkillStore:
                 raise self._unknown(pending_id)
             save_pending(self._pending_path(), [p for p in items if p.id != pending_id])
         return f"rejected {pending_id} ({item.change.describe()}); skills unchanged"
-
-    # -- helpers shared with memory.skills.plan -----------------------------------------
-
-    def folders(self) -> tuple[list[Folder], list[SkillProblem]]:
-        """Candidate skill folders (not yet validated) and layout problems."""
-        return list_folders(self.root)
-
-    def find_folder(self, name: str) -> Folder:
-        """The one folder named ``name`` (valid skill or not); ``SkillError`` otherwise."""
-        check_name(name)
-        try:
-            matches = [f for f in self.folders()[0] if f.directory.name == name]
-        except OSError as exc:
-            raise SkillError(f"The skills folder cannot be read ({exc.strerror}).") from None
-        if not matches:
-            raise SkillError(f"No skill named {name!r}; skills_list shows the skills there are.")
-        if len(matches) > 1:
-            where = ", ".join(f.rel for f in matches)
-            raise SkillError(
-                f"The skill name {name} is used by several folders ({where}); an operator must "
-                "rename or remove all but one."
-            )
-        return matches[0]
-
-    def read_skill_md(self, folder: Folder) -> str:
-        return read_skill_md(folder.directory, f"{folder.rel}/{SKILL_FILE}")
-
-    def findings(self, text: str) -> tuple[str, ...]:
-        """Scanner pattern ids for ``text`` (cached by content)."""
-        key = hashlib.sha256(text.encode("utf-8", "surrogatepass")).digest()
-        cached = self._findings_cache.get(key)
-        if cached is None:
-            cached = tuple(dict.fromkeys(f.id for f in scan_text(text)))
-            if len(self._findings_cache) >= _CACHE_SIZE:
-                self._findings_cache.clear()
-            self._findings_cache[key] = cached
-        return cached
-
-    def check_skill_md(self, content: str, name: str) -> FrontMatter:
-        """A whole SKILL.md about to be written: limit, scanner, then front matter."""
-        check_encodable(content, "The SKILL.md text")
-        if len(content) > MAX_SKILL_CHARS:
-            raise SkillError(
-                f"SKILL.md would be {len(content):,} chars; at most {MAX_SKILL_CHARS:,} are "
-                "allowed. Nothing was written. Move long material into references/ files."
-            )
-        ids = self.findings(content)
-        if ids:
-            raise SkillError(
-                f"Refused: the SKILL.md text matches the injection scanner ({', '.join(ids)})."
-                " Nothing was written; rewrite it without that content."
-            )
-        meta = parse_skill_md(content)
-        if meta.name != name:
-            raise SkillError(
-                f"SKILL.md front-matter name {meta.name!r} must equal the skill name {name!r}."
-            )
-        return meta
 
     # -- internals ----------------------------------------------------------------------
 

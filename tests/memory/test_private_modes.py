@@ -90,9 +90,9 @@ def test_the_memory_stores_first_write_makes_a_private_home(tmp_path: Path) -> N
     result = stores.for_person("telegram-1").call(
         {"action": "add", "target": "user", "content": "Prefers tea"}, MemoryTurn()
     )
-    assert result["success"]
+    assert result.ok
     staged = MemoryStores(home / "memories", write_approval=True).for_person("discord-2")
-    assert staged.call({"action": "add", "content": "Runs Arch"}, MemoryTurn())["success"]
+    assert staged.call({"action": "add", "content": "Runs Arch"}, MemoryTurn()).ok
     assert staged.pending()
     assert {"memories/telegram-1/USER.md", "memories/discord-2/PENDING.json"} <= set(modes(home))
     assert_private(home)

@@ -16,9 +16,11 @@ from gateway.cli.common import UsageError
 from gateway.cli.sessions.common import plural, print_json, query, utc, viewer_of
 from gateway.config import Config, Paths
 from gateway.terminal import visible
-from memory.archive import Archive, Message, SearchTool, Session, message_json, session_json
+from memory.archive import Archive, Discovery, Message, Searcher, Session, when
 
 __all__ = ["list_sessions", "search_sessions", "show_session"]
+
+SEARCH_LIMIT = 10  # as many as the session_search tool returns at most
 
 
 def list_sessions(args: argparse.Namespace, paths: Paths, config: Config) -> int:
@@ -61,10 +63,12 @@ def show_session(args: argparse.Namespace, paths: Paths, config: Config) -> int:
         return _not_found(args.id, viewer)
     session, messages = found
     if args.json:
+        from agent_core.tools import message_json as tool_message_json
+
         print_json(
             {
                 "session": _session_json(session),
-                "messages": [message_json(m, limit=len(m.content)) for m in messages],
+                "messages": [tool_message_json(m, limit=len(m.content)) for m in messages],
             }
         )
         return 0
@@ -103,43 +107,40 @@ def search_sessions(args: argparse.Namespace, paths: Paths, config: Config) -> i
     if not args.query.strip():
         raise UsageError("QUERY is empty (use `mnemo sessions list` to browse)")
 
-    async def work(archive: Archive) -> dict[str, Any]:
-        tool = SearchTool(archive)
-        return await tool.call({"query": args.query, "limit": args.limit}, viewer=viewer)
+    async def work(archive: Archive) -> Discovery:
+        limit = min(args.limit, SEARCH_LIMIT)
+        return await Searcher(archive).discover(args.query, viewer=viewer, limit=limit)
 
-    result = query(paths, work)
-    if result is None:
-        result = {"success": True, "results": [], "note": "No sessions archived yet."}
-    if not result.get("success"):  # pragma: no cover - arguments are validated above
-        print(f"mnemo: {result.get('error')}", file=sys.stderr)
-        return 1
+    found = query(paths, work)
+    note = "No sessions archived yet." if found is None else found.note
     rows: list[dict[str, Any]] = []
-    for rank, item in enumerate(result["results"], 1):
-        message = item["message"]
-        row = {
+    for rank, item in enumerate(found.results if found is not None else (), 1):
+        message, session = item.message, item.session
+        row: dict[str, Any] = {
             "rank": rank,
-            "session_id": item["session_id"],
-            "title": item["title"],
-            "platform": item["platform"],
-            "chat_type": item["chat_type"],
-            "message_id": message["id"],
-            "role": message["role"],
-            "created_at": message["created_at"],
-            "when": message["when"],
-            "snippet": item["snippet"],
+            "session_id": session.id,
+            "title": session.title or "(untitled)",
+            "platform": session.platform,
+            "chat_type": session.chat_type,
+            "message_id": message.id,
+            "role": message.role,
+            "created_at": message.created_at,
+            "when": when(message.created_at),
+            "snippet": item.snippet,
         }
-        for key in ("speaker", "external_id"):
-            if key in message:
-                row[key] = message[key]
+        if message.speaker:
+            row["speaker"] = message.speaker
+        if message.external_id:
+            row["external_id"] = message.external_id
         rows.append(row)
     if args.json:
         data: dict[str, Any] = {"query": args.query, "results": rows}
-        if result.get("note"):
-            data["note"] = result["note"]
+        if note:
+            data["note"] = note
         print_json(data)
         return 0
-    if result.get("note"):
-        print(visible(result["note"]))
+    if note:
+        print(visible(note))
     for row in rows:
         print(f"{row['rank']}. {row['session_id']}  {visible(row['title'])}")
         who = row["role"] + (f" {visible(row['speaker'])}" if "speaker" in row else "")
@@ -166,6 +167,8 @@ def _call_line(call: Mapping[str, Any], width: int = 300) -> str:
 
 
 def _session_json(session: Session) -> dict[str, Any]:
+    from agent_core.tools import session_json  # the tool's shape, when JSON is asked
+
     data = session_json(session)
     data["chat_id"] = session.chat_id
     data["people"] = list(session.people)

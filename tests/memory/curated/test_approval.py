@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from memory import MemoryLimits, MemoryStore, MemoryTurn
+from memory.curated import Refused, Staged
 from memory.curated.pending import KEEP_DECIDED
 
 
@@ -19,8 +20,8 @@ def gated(tmp_path: Path) -> MemoryStore:
 
 def stage(store: MemoryStore, turn: MemoryTurn | None = None, **args: str) -> str:
     result = store.call({"target": "user", **args}, turn or MemoryTurn())
-    assert result["staged"], result
-    return str(result["pending_id"])
+    assert isinstance(result, Staged), result
+    return result.pending_id
 
 
 def test_a_turn_collects_the_ids_it_staged_in_order(gated: MemoryStore) -> None:
@@ -51,13 +52,14 @@ def test_a_second_decision_reports_the_first_and_changes_nothing(gated: MemorySt
     again = gated.decide(dropped, approve=True)
     assert (again.verdict, again.earlier) == ("rejected", True)
     assert gated.entries("user") == ["prefers tea"]
-    assert "it was rejected already" in gated.approve(dropped)["error"]
+    late = gated.approve(dropped)
+    assert isinstance(late, Refused) and "it was rejected already" in late.error
 
 
 def test_an_unknown_id_is_neither_waiting_nor_decided(gated: MemoryStore) -> None:
     decision = gated.decide("abcdef", approve=True)
     assert decision.verdict is None and decision.write is None
-    assert gated.approve("abcdef")["error"] == "No pending memory write with id 'abcdef'."
+    assert gated.approve("abcdef") == Refused("No pending memory write with id 'abcdef'.")
 
 
 def test_an_approval_that_does_not_fit_stays_waiting(gated: MemoryStore) -> None:

@@ -41,7 +41,7 @@ while count < 0 or i < count:
             {"action": "replace", "old_text": f"{tag} {i:07d} ", "content": content + "edited"},
             MemoryTurn(),
         )
-    if not result["success"]:
+    if not result.ok:
         print("FAILED", result, file=sys.stderr, flush=True)
         sys.exit(1)
     i += 1
@@ -102,9 +102,7 @@ def test_a_writer_that_dies_inside_a_write_leaves_the_old_file_intact(
     directory = tmp_path / "victim"
     store = MemoryStore(directory, limits=MemoryLimits(1_000_000, 1_000_000))
     for i in range(5):
-        assert store.call({"action": "add", "content": f"old {i} " + "x" * 2000}, MemoryTurn())[
-            "success"
-        ]
+        assert store.call({"action": "add", "content": f"old {i} " + "x" * 2000}, MemoryTurn()).ok
     before = (directory / "MEMORY.md").read_bytes()
     fsize = str(len(before) + 512)
     pid = writers.start(WRITER, str(directory), "new", "-1", "churn", fsize)

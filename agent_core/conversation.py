@@ -1,0 +1,101 @@
+"""A session's live state, and its messages as the archive keeps them.
+
+``Conversation`` is one session's state in the agent (its frozen system prompt and tools,
+the history, counters); ``TurnOutcome`` is what a turn hands back. ``archived_rows`` turns
+chat messages into archive rows and ``chat_message`` an archived row back into a chat
+message (a resumed session continues with exactly what was said).
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from agent_core.models import ModelErrorKind, Usage
+from agent_core.review import ReviewOutcome
+from agent_core.tools import Toolbox
+from memory import MemoryTurn
+from memory.archive import Message, NewMessage
+
+__all__ = ["Conversation", "TurnOutcome", "archived_rows", "chat_message"]
+
+
+@dataclass(slots=True)
+class Conversation:
+    """One session's live state; the system prompt and tools never change within it."""
+
+    id: str
+    person: str
+    platform: str
+    system: dict[str, str]
+    toolbox: Toolbox
+    history: list[dict[str, Any]] = field(default_factory=list)
+    memory_turn: MemoryTurn = field(default_factory=MemoryTurn)
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+    review_usage: Usage = field(default_factory=Usage)
+    review_task: asyncio.Task[ReviewOutcome] | None = None
+    last_review: ReviewOutcome | None = None
+    compressing: asyncio.Task[None] | None = None
+    compressions: int = 0
+    admin: bool = False  # an admin's session: skill writes apply without approval
+    unannounced: list[str] = field(default_factory=list)
+    """Memory writes a compression flush staged for approval: the next turn's outcome
+    carries them, so they are shown with its reply like the turn's own."""
+
+
+@dataclass(frozen=True, slots=True)
+class TurnOutcome:
+    reply: str
+    usage: Usage
+    error: str | None = None
+    review: asyncio.Task[ReviewOutcome] | None = None
+    error_kind: ModelErrorKind | None = None  # what failed, for metrics (never a message)
+    retries: int = 0
+    staged: tuple[str, ...] = ()
+    """Ids of the memory writes this turn staged for approval (``memory.write_approval``),
+    in order; also when the turn failed after staging them."""
+
+
+def archived_rows(
+    messages: Sequence[dict[str, Any]],
+    person: str | None,
+    usage_at: Mapping[int, Usage] | None = None,
+) -> list[NewMessage]:
+    """Chat messages as archive rows: the user's are spoken by ``person``, a tool result is
+    named after its call, an assistant message carries the usage of its own request."""
+    names = {
+        call["id"]: call["function"]["name"]
+        for message in messages
+        for call in message.get("tool_calls") or []
+    }
+    rows = []
+    for index, message in enumerate(messages):
+        role = message["role"]
+        usage = (usage_at or {}).get(index)
+        rows.append(
+            NewMessage(
+                role,
+                message.get("content") or "",
+                speaker=person if role == "user" else None,
+                tool_calls=message.get("tool_calls"),
+                tool_call_id=message.get("tool_call_id"),
+                tool_name=names.get(message.get("tool_call_id") or ""),
+                prompt_tokens=usage.prompt_tokens if usage else None,
+                completion_tokens=usage.completion_tokens if usage else None,
+                cached_tokens=usage.cached_tokens if usage else None,
+            )
+        )
+    return rows
+
+
+def chat_message(message: Message) -> dict[str, Any]:
+    chat: dict[str, Any] = {"role": message.role, "content": message.content}
+    if message.role == "assistant" and message.tool_calls:
+        chat["tool_calls"] = message.tool_calls
+        chat["content"] = message.content or None
+    if message.role == "tool":
+        chat["tool_call_id"] = message.tool_call_id
+    return chat

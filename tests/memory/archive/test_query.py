@@ -1,0 +1,143 @@
+"""Search queries (memory/archive/query.py): hostile text, the FTS5 expressions built from
+it, and which index serves it."""
+
+from __future__ import annotations
+
+import sqlite3
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memory.archive.query import (
+    MAX_QUERY_CHARS,
+    Ranked,
+    Substring,
+    fts_all,
+    fts_any,
+    parse_query,
+    route,
+    trigram_terms,
+)
+
+# -- parsing ------------------------------------------------------------------------------
+
+
+def test_balanced_phrases_survive_and_an_unbalanced_quote_is_ignored() -> None:
+    q = parse_query('deploy "blue green" rollout "unfinished')
+    assert q.phrases == ("blue green",)
+    assert q.terms == ("deploy", "rollout", "unfinished")
+
+
+def test_operators_and_syntax_are_neutralised() -> None:
+    q = parse_query("cats AND dogs OR NOT birds NEAR(fish) ^start col:value (group) -x *")
+    assert q.terms == ("cats", "dogs", "birds", "fish", "start", "col:value", "group", "x")
+    assert fts_all(q) == (
+        '"cats" AND "dogs" AND "birds" AND "fish" AND "start" AND "col:value" AND "group" AND "x"'
+    )
+
+
+def test_dotted_and_hyphenated_terms_stay_whole_and_quoted() -> None:
+    q = parse_query("where is my-app.config.ts?")
+    assert q.terms == ("my-app.config.ts",)
+    assert fts_all(q) == '"my-app.config.ts"'
+
+
+def test_stop_words_are_dropped_unless_nothing_else_is_left() -> None:
+    assert parse_query("what did I say about the wedding?").terms == ("wedding",)
+    assert parse_query("what did I say").terms == ("what", "did", "I", "say")
+
+
+def test_prefix_and_or_forms() -> None:
+    q = parse_query("deploying stag*")
+    assert q.prefixes == ("stag",)
+    assert fts_any(q) == '"deploy"* OR "stag"*'
+
+
+def test_long_queries_are_capped_with_a_note() -> None:
+    q = parse_query("word " * 500)
+    assert q.note is not None and str(MAX_QUERY_CHARS) in q.note
+    many = parse_query(" ".join(f"t{i}" for i in range(40)))
+    assert len(many.terms) == 12 and "first 12" in (many.note or "")
+
+
+def test_cjk_is_detected() -> None:
+    assert parse_query("東京タワー").cjk
+    assert parse_query("서울 여행").cjk
+    assert not parse_query("Tokyo tower").cjk
+
+
+_HOSTILE = st.one_of(
+    st.text(max_size=80),
+    st.lists(
+        st.sampled_from(
+            [
+                '"',
+                "'",
+                "*",
+                "^",
+                ":",
+                "(",
+                ")",
+                "NEAR(",
+                "AND",
+                "OR",
+                "NOT",
+                "{",
+                "}",
+                "-",
+                "+",
+                "search_text:",
+                "scope:",
+                "\\",
+                "%",
+                "_",
+                "東京",
+                "ｘ",
+                "\x00",
+                "\u202e",
+                "a",
+                "bc",
+                "col:",
+                "NEAR(a b, 3)",
+                '""',
+                "'''",
+                "rank",
+                "bm25(",
+                "*)",
+                "deploy",
+            ]
+        ),
+        max_size=12,
+    ).map(" ".join),
+)
+
+
+@given(_HOSTILE)
+@settings(max_examples=300, deadline=None)
+def test_every_built_match_expression_is_valid_fts5(text: str) -> None:
+    q = parse_query(text)
+    db = sqlite3.connect(":memory:")
+    db.execute("CREATE VIRTUAL TABLE w USING fts5(search_text, scope)")
+    db.execute("CREATE VIRTUAL TABLE t USING fts5(search_text, scope, tokenize='trigram')")
+    for expr in (fts_all(q), fts_any(q)):
+        if expr is not None:
+            db.execute("SELECT * FROM w WHERE w MATCH ?", (f"search_text : ({expr})",))
+    for term in trigram_terms(q):  # LIKE patterns: no wildcard of the person's own
+        assert len(term) >= 3 and "%" not in term and "_" not in term
+        db.execute("SELECT * FROM t WHERE search_text LIKE ?", (f"%{term}%",))
+
+
+# -- routing --------------------------------------------------------------------------------
+
+
+def test_latin_text_goes_to_the_word_index_then_substrings_as_a_fallback() -> None:
+    assert route(parse_query("deploying stag*")) == [
+        Ranked('"deploying" AND "stag"*'),
+        Ranked('"deploy"* OR "stag"*'),
+        Substring(("deploying", "stag"), fallback=True),
+    ]
+    assert route(parse_query("xy zq")) == [Ranked('"xy" AND "zq"'), Ranked('"xy" OR "zq"')]
+
+
+def test_cjk_text_goes_to_the_trigram_index_and_the_scan() -> None:
+    assert route(parse_query("東京タワー 東京")) == [Substring(("東京タワー",), ("東京",))]
