@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.scan.prefilter import Literal, fold, leading, required, split_alternatives
+from memory.scan.prefilter import fold, required, split_alternatives
 
 __all__ = ["Chain", "Part", "Run", "split", "unique_end"]
 
@@ -104,8 +104,6 @@ def _node(op: Any, av: Any) -> list[tuple[_Token, ...]] | None:
         return [()]  # only ever rules a string out
     if op is c.SUBPATTERN:
         return _language(av[-1])
-    if op is c.ATOMIC_GROUP:
-        return _language(av)
     if op is c.BRANCH:
         union: list[tuple[_Token, ...]] = []
         for branch in av[1]:
@@ -113,7 +111,7 @@ def _node(op: Any, av: Any) -> list[tuple[_Token, ...]] | None:
             if strings is None:
                 return None
             union += strings
-        return list(dict.fromkeys(union))  # look-arounds all read as "": once is enough
+        return union
     if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
         low, high, body = av
         if body.data == [(c.IN, [(c.CATEGORY, c.CATEGORY_SPACE)])] and high <= 8:
@@ -147,16 +145,6 @@ def _word(token: _Token) -> bool:
     return token[0] == "c" and (token[1].isalnum() or token[1] == "_")
 
 
-def _atomic(items: Any) -> bool:
-    """Whether ``items`` is one atomic group ``(?>...)`` between zero-width checks: from a
-    given start the regex engine keeps the first way it matches and never another, so a
-    match ends in one place (whatever the language)."""
-    c = _constants
-    atomic = [op for op, _ in items if op is c.ATOMIC_GROUP]
-    rest = [op for op, _ in items if op is not c.ATOMIC_GROUP]
-    return len(atomic) == 1 and all(op in (c.AT, c.ASSERT, c.ASSERT_NOT) for op in rest)
-
-
 def unique_end(source: str, flags: int) -> bool:
     """Whether a match of ``source`` from a given start can end in one place only.
 
@@ -164,12 +152,8 @@ def unique_end(source: str, flags: int) -> bool:
     ignored, which only adds strings): two strings can both match from one start with
     different ends only if one is a prefix of the other; that is ruled out when the shorter
     ends in a word character and ``\\b``, and the longer goes on with a word character. A
-    string may not end in a white-space run (the run's length is not fixed). Or by the
-    engine: an atomic group (``(?>...)``) ends where it first matched."""
-    tree = _parser.parse(source, flags)
-    if _atomic(tree):
-        return True
-    strings = _language(tree)
+    string may not end in a white-space run (the run's length is not fixed)."""
+    strings = _language(_parser.parse(source, flags))
     if strings is None:
         return False
     plain: set[tuple[_Token, ...]] = set()
@@ -199,16 +183,13 @@ _LOOK_AHEAD = 8
 _SCOUT_STRINGS = 16  # a part is scouted for by at most this many strings
 
 
-def _scout(source: str, flags: int) -> tuple[tuple[str, ...], frozenset[Literal]]:
+def _scout(source: str, flags: int) -> tuple[str, ...]:
     """Strings (case-folded) one of which every match of the part contains, to skip to:
-    the part's most selective required set, if small; () when it has none worth it. And
-    the most selective required set whatever its size (for a caller that knows where its
-    literals are: see ``Run``)."""
-    sets = required(source, flags, any_char=True)
-    for literals in sets:
+    the part's most selective required set, if small; () when it has none worth it."""
+    for literals in required(source, flags, any_char=True):
         if len(literals) <= _SCOUT_STRINGS:
-            return tuple(sorted({literal.text for literal in literals})), sets[0]
-    return (), sets[0] if sets else frozenset()
+            return tuple(sorted({literal.text for literal in literals}))
+    return ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -225,8 +206,6 @@ class Part:
     unique: bool
     probes: tuple[re.Pattern[str], ...]
     scout: tuple[str, ...]  # one of these (folded) is in every match: see _scout
-    literals: frozenset[Literal] = frozenset()  # one of these is in every match, too
-    starts: frozenset[Literal] = frozenset()  # every match starts with one (empty: unknown)
 
 
 def _look_ahead(items: Any) -> int | None:
@@ -244,16 +223,8 @@ def _look_ahead(items: Any) -> int | None:
                 if inner is None or most + inner > _LOOK_AHEAD:
                     return None
                 furthest = max(furthest, most + inner)
-        elif op is c.SUBPATTERN or op is c.BRANCH or op in _REPEATS or op is c.ATOMIC_GROUP:
-            bodies = (
-                [av[-1]]
-                if op is c.SUBPATTERN
-                else av[1]
-                if op is c.BRANCH
-                else [av]
-                if op is c.ATOMIC_GROUP
-                else [av[2]]
-            )
+        elif op is c.SUBPATTERN or op is c.BRANCH or op in _REPEATS:
+            bodies = [av[-1]] if op is c.SUBPATTERN else av[1] if op is c.BRANCH else [av[2]]
             for body in bodies:
                 inner = _look_ahead(body)
                 if inner is None:
@@ -267,15 +238,14 @@ def _part(source: str, flags: int, *, last: bool) -> Part | None:
     least, most = tree.getwidth()
     regex = re.compile(source, flags)
     reach = _reach(source, flags)
-    scout, literals = _scout(source, flags)
-    starts = leading(source, flags) or frozenset()
+    scout = _scout(source, flags)
     if last or unique_end(source, flags):
-        return Part(regex, reach, least, most, True, (), scout, literals, starts)
+        return Part(regex, reach, least, most, True, (), scout)
     ahead = _look_ahead(tree)
     if ahead is None or most > 1000:
         return None
     probes = tuple(re.compile(f"(?:{source})(?s:.){{{j}}}", flags) for j in range(ahead + 1))
-    return Part(regex, reach, least, most, False, probes, scout, literals, starts)
+    return Part(regex, reach, least, most, False, probes, scout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,8 +272,6 @@ def _reach(source: str, flags: int) -> int:
                     total += walk(av[1])
             elif op is _constants.SUBPATTERN:
                 total += walk(av[-1])
-            elif op is _constants.ATOMIC_GROUP:
-                total += walk(av)
             elif op is _constants.BRANCH:
                 total += max(walk(b) for b in av[1])
             elif op in (_constants.MAX_REPEAT, _constants.MIN_REPEAT, _constants.POSSESSIVE_REPEAT):
@@ -394,8 +362,6 @@ def _has_backreference(source: str, flags: int) -> bool:
         for op, av in items:
             if op in (c.GROUPREF, c.GROUPREF_EXISTS, c.GROUPREF_IGNORE, c.GROUPREF_UNI_IGNORE):
                 return True
-            if op is c.ATOMIC_GROUP and walk(av):
-                return True
             if op is c.SUBPATTERN and walk(av[-1]):
                 return True
             if op is c.BRANCH and any(walk(b) for b in av[1]):
@@ -409,24 +375,13 @@ def _has_backreference(source: str, flags: int) -> bool:
     return walk(_parser.parse(source, flags))
 
 
-#: Where a set of literals occurs in a text: every start, sorted (None: not known).
-Locate = Callable[[frozenset[Literal]], "list[int] | None"]
-
-
 class Run:
     """One chain over one text: ``first(start, limit)`` is the leftmost place in
     ``[start, limit]`` where the whole chain matches (what ``regex.search`` would find), or
-    None. ``spend`` is told the regex work done, in characters read. ``locate``, when given,
-    says where a part's literals occur (a scanner that listed them already): a part with
-    many literals then skips to them as a part with a few skips to its scout strings."""
+    None. ``spend`` is told the regex work done, in characters read."""
 
     def __init__(
-        self,
-        chain: Chain,
-        text: str,
-        spend: Callable[[int], None],
-        folded: str | None = None,
-        locate: Locate | None = None,
+        self, chain: Chain, text: str, spend: Callable[[int], None], folded: str | None = None
     ) -> None:
         folded = fold(text) if folded is None else folded
         following: _Level | _Union | None = None
@@ -434,13 +389,10 @@ class Run:
             gap = chain.gaps[index] if index < len(chain.gaps) else 0
             if chain.branches and chain.branches[index]:
                 following = _Union(
-                    [
-                        _Level(p, gap, following, text, folded, spend, locate)
-                        for p in chain.branches[index]
-                    ]
+                    [_Level(p, gap, following, text, folded, spend) for p in chain.branches[index]]
                 )
             else:
-                following = _Level(chain.parts[index], gap, following, text, folded, spend, locate)
+                following = _Level(chain.parts[index], gap, following, text, folded, spend)
         assert following is not None
         self.head = following
 
@@ -478,10 +430,8 @@ class _Level:
         "low",
         "part",
         "places",
-        "positions",
         "scouted",
         "spend",
-        "starts",
         "text",
     )
 
@@ -493,7 +443,6 @@ class _Level:
         text: str,
         folded: str,
         spend: Callable[[int], None],
-        locate: Locate | None = None,
     ) -> None:
         self.part, self.gap, self.following = part, gap, following
         self.text, self.folded, self.spend = text, folded, spend
@@ -501,22 +450,11 @@ class _Level:
         self.places: list[int] = []
         # Each scout string's next place as last found: none in [after, place).
         self.scouted = dict.fromkeys(part.scout, (0, -1))
-        # Where the part's literals are, when the caller knows (then no scout strings).
-        self.positions = None if locate is None or not part.literals else locate(part.literals)
-        if self.positions is not None:
-            self.scouted = {}
-        # Where a match can start, when the caller knows: a match is tried there only.
-        self.starts = None if locate is None or not part.starts else locate(part.starts)
-        if self.starts is not None:
-            self.scouted, self.positions = {}, None
 
     def _scout(self, position: int) -> int:
         """The first place at or after ``position`` where a scout string occurs (the text's
         length when none does)."""
         folded, scouted = self.folded, self.scouted
-        if (positions := self.positions) is not None:
-            at = bisect.bisect_left(positions, position)
-            return positions[at] if at < len(positions) else len(folded)
         first = len(folded)
         for string, (after, known) in scouted.items():
             place = known
@@ -573,18 +511,15 @@ class _Level:
                 position = max(position, place - self.gap - part.most)
                 if position > limit:
                     break
-            if self.scouted or self.positions is not None:  # a match holds a scout string
+            if self.scouted:  # a match holds a scout string: none, no match; far, skip
                 scout = self._scout(position)
                 if scout - part.most > limit:
                     break
                 position = max(position, scout - part.most)
                 last = min(limit, max(scout, position) + 4 * part.reach)
             read_to = min(size, last + part.reach)
-            if self.starts is not None:
-                match = self._match_at_starts(position, last, read_to)
-            else:
-                match = part.regex.search(text, position, read_to)
-                self.spend((read_to if match is None else match.start()) - position + part.reach)
+            match = part.regex.search(text, position, read_to)
+            self.spend((read_to if match is None else match.start()) - position + part.reach)
             if match is None or match.start() > last:
                 position = last + 1
                 continue
@@ -603,19 +538,6 @@ class _Level:
                 return begin, begin + 1
             position = begin + 1
         return None, limit + 1
-
-    def _match_at_starts(self, position: int, last: int, read_to: int) -> re.Match[str] | None:
-        """The first match of the part starting at one of its known starts in
-        ``[position, last]``: one match attempt at each."""
-        starts, part = self.starts, self.part
-        assert starts is not None
-        at = bisect.bisect_left(starts, position)
-        while at < len(starts) and (start := starts[at]) <= last:
-            self.spend(part.reach)
-            if (match := part.regex.match(self.text, start, read_to)) is not None:
-                return match
-            at += 1
-        return None
 
     def _reaches(self, end: int) -> bool:
         """Whether the rest of the chain matches within the gap after ``end``."""

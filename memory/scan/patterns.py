@@ -15,9 +15,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from memory.scan.concepts import CONCEPTS
-from memory.scan.lexicon import LEXICON
-
 __all__ = ["RULES", "Rule"]
 
 
@@ -38,30 +35,30 @@ _PRIOR = r"previous|prev|prior|above|earlier|preceding|former|original|existing|
 _RULES = r"instructions?|instrs?|persona|safety\s+training|setup\s+text|directions|criteria|rules|guidelines|directives|prompts?|commands|orders|constraints|guardrails|policies|programming|restrictions|guidance|context"
 _SECRET_VAR = r"\$\{?[A-Za-z_]{0,40}(?:KEY|TOKEN|SECRET|PASS(?:WORD)?|PWD|CRED(?:ENTIAL)?S?|AUTH)[A-Za-z_]{0,20}\}?"  # noqa: S105
 _NET_TOOL = r"curl|wget|nc|ncat|netcat|socat|telnet|scp|rsync|sftp|ftp|dig|nslookup|Invoke-WebRequest|Invoke-RestMethod|iwr|irm|fetch|requests\.(?:get|post|put)|urllib|httpx"
-_SECRET_FILE = r"\.env\b|id_rsa|id_ed25519|id_ecdsa|id_dsa|\.netrc|\.aws/credentials|aws/credentials|/etc/shadow|/etc/passwd|credentials\.json|secrets?\.(?:json|ya?ml|toml|ini|txt|env|conf)\b|credentials?\.(?:ya?ml|toml|ini|txt|csv)\b|\.git-credentials|\.kube/config|kubeconfig|\.pgpass|\.npmrc|\.pypirc|\.docker/config\.json|\.ssh/|keychain|wallet\.dat|serviceaccount/token|secrets\.ya?ml|Login Data|\.bash_history|\.zsh_history|/etc/sudoers|\.gnupg|\.password-store|saved passwords|stored passwords|/proc/(?:self|\d{1,7})/environ|~/\.aws\b|~/\.kube\b|~/\.gnupg\b|\.config/gh/hosts\.yml|hosts\.yml|password\s+export|vault\.csv|passwords?\.csv|\.kdbx\b|keepass|\.aws[\\/]credentials|\.ssh[\\/]id_|~/\.[\w-]{1,30}/(?:[\w.-]{1,30}/)?(?:config|credentials?|auth\.json|tokens?|secrets?|passwords?)\b"  # noqa: S105
+_SECRET_FILE = r"\.env\b|id_rsa|id_ed25519|id_ecdsa|id_dsa|\.netrc|\.aws/credentials|aws/credentials|/etc/shadow|/etc/passwd|credentials\.json|\.git-credentials|\.kube/config|kubeconfig|\.pgpass|\.npmrc|\.pypirc|\.docker/config\.json|\.ssh/|keychain|wallet\.dat|serviceaccount/token|secrets\.ya?ml|Login Data|\.bash_history|\.zsh_history|/etc/sudoers|\.gnupg|\.password-store|saved passwords|stored passwords|/proc/(?:self|\d{1,7})/environ|~/\.aws\b|~/\.kube\b|~/\.gnupg\b|\.config/gh/hosts\.yml|hosts\.yml|password\s+export|vault\.csv|passwords?\.csv|\.kdbx\b|keepass|\.aws[\\/]credentials|\.ssh[\\/]id_"  # noqa: S105
 _READ_VERB = r"recite|mostra|mostrar|montre|zeig|quote|collect|harvest|gather|grab|export|save|remember|guarde|abra|abre|apri|leggi|lees|lis|lee|open|find|extract|attach|memori[sz]e|store|retrieve|fetch|decode|cat|read|print|show|open|type|send|upload|dump|exfiltrate|copy|output|display|less|more|head|tail|reveal|paste|leak|grep|base64|echo|list|give|get|post|email|share|lis|lire|affiche|envoie|lee|muestra|zeige|lies|sende"
 _SEND = r"send|forward|post|upload|transmit|exfiltrate|leak|copy|append|submit|report|share|sync|mirror|email|e-mail|mail|relay|pipe|beacon|log|push|envoie|transmets|envia|env[ií]a|sende|schicke"
 _PRIVATE = r"conversations?|chats?|chat history|chat logs?|messages|transcripts?|history|api[ _-]?keys?|keys|tokens?|secrets?|passwords?|credentials|memory|memories|system prompt|context|session|user data|personal data|files|env(?:ironment)? variables|cookies|questions?|requests|prompts|files?|notes|meeting\s+notes|documents?|code|screenshots?|clipboard|contacts|e-?mails?|calendar|summar(?:y|ies)|one-time\s+(?:pass)?codes?|otps?|historial|m[eé]moire|memoria|conversaci[oó]n|conversa|cronologia|inputs|replies|answers|tool results?|outputs?|conversation|historique|mensajes|verlauf|nachrichten"
 
 # Secrets the bot holds, named the ways people name them (for "include it in replies").
-_ENV_NAME = r"(?<!secrets\.)(?<!vars\.)(?-i:\$?\{?\b[A-Z][A-Z0-9_]{0,60}_(?:KEY|TOKEN|SECRET|PASSWORD|PASS|PWD|CREDENTIALS?|URL|DSN)\b\}?)(?![ \t]{0,2}[:=])"
+_ENV_NAME = r"(?-i:\$?\{?\b[A-Z][A-Z0-9_]{0,60}_(?:KEY|TOKEN|SECRET|PASSWORD|PASS|PWD|CREDENTIALS?|URL|DSN)\b\}?)"
 _HELD_SECRET = (
     _ENV_NAME
-    + r"|\$[A-Z_]{3,40}\b|\benv(?:ironment)?\s+var(?:iable)?s\b|\bthe\s+environment\b|\b(?:the\s+)?(?:process|shell|server|runtime|container)(?:'s)?\s+env(?:ironment)?\b|`(?:env|printenv|set)`|\bos\.environ\b|\bprocess\.env\b|\.env\s+file|\bthe\s+\.env\b"
+    + r"|\$[A-Z_]{3,40}\b|\benv(?:ironment)?\s+var(?:iable)?s\b|\bthe\s+environment\b|`(?:env|printenv|set)`|\bos\.environ\b|\bprocess\.env\b|\.env\s+file|\bthe\s+\.env\b"
     r"|\b(?:api|bot|access|auth|account|discord|telegram|slack|github|gitlab|openai|anthropic|stripe|provider|aws|secret)[\s_-]{0,2}(?:keys?|tokens?|credentials|secrets?)\b"
     r"|\b(?:your|the\s+bot'?s|its|the\s+assistant'?s)\s+(?:own\s+)?(?:[a-z]{1,12}\s+)?(?:keys?|tokens?|credentials|secrets|config(?:uration)?(?:\s+file)?|settings\s+file)\b"
     r"|\bsecrets\s+(?:stored|kept|held)\b|\b(?:keys|tokens)\s+included\b|\bwith\s+secrets\b"
 )
-_SHOW = r"(?:reply|respond|answer)\s+with|include|print|show|reveal|output|echo|dump|display|paste|append|add|attach|mention|tell|share|put|hide|spell\s+out|list|quote|post|give|hardcode|embed|leak|expose|disclose|write|insert|send|repeat|return|read\s+out|recite|reproduce|encode|translate|publish|provide|start|end(?!\s+up\b)|begin|prefix|sign|prints|shows|reveals|outputs|dumps|displays"
+_SHOW = r"(?:reply|respond|answer)\s+with|include|print|show|reveal|output|echo|dump|display|paste|append|add|attach|mention|tell|share|put|hide|spell\s+out|list|quote|post|give|hardcode|embed|leak|expose|disclose|write|insert|send|repeat|return|read\s+out|recite|reproduce|encode|translate|publish|provide|start|end|begin|prefix|sign|prints|shows|reveals|outputs|dumps|displays"
 _PROMPT = r"system\s+(?:prompt|message|instructions?|rules)|(?:hidden|secret|internal|initial|original|confidential|underlying|real)\s+(?:instructions|prompt|rules|directives|guidelines|configuration|system\s+prompt|setup|context(?:\s+window)?)|(?:full|complete|entire|whole|exact|raw)\s+(?:prompt|system\s+prompt|context\s+window|prompt\s+template)|(?:prompt|instructions)\s+verbatim|prompt\s+template|developer\s+(?:message|prompt|instructions)|context\s+window|tool\s+definitions|pre-?prompt|setup\s+text"
-_BAR = r"[─━═║╔╗╚╝]{3,80}+|={3,80}+|\*{3,80}+|#{4,80}+|~{3,80}+|@{3,80}+|\+{3,80}+|!{3,80}+|%{3,80}+"  # possessive: no backtracking
-_BAR_CHARS = r"─━═║╔╗╚╝=*#~@+!%"  # never in the gap after or before a bar: one way to match
+_BAR = r"[─━═║╔╗╚╝]{3,80}+|={3,80}+|\*{3,80}+|#{4,80}+|~{3,80}+"  # possessive: no backtracking
+_BAR_CHARS = r"─━═║╔╗╚╝=*#~"  # never in the gap after or before a bar: one way to match
 _BANNER = r"system|override|directive|priority|instructions?|admin(?:istrator)?|developer|operator|root|policy|user\s+profile|memory|end\s+of|系统|系統|システム|시스템|систем|指示|指令|최우선|最優先|最高优先|最高優先|ユーザープロフィール|профил|приоритет"
 _PASS_ON = r"e-?mail|mail|send|forward|cc|bcc|dm|message|post|relay|copy|deliver|text|share|upload|leak|sync|mirror|auto-forward|report|whatsapp|signal"  # noqa: S105
 _THEIR_DATA = r"contents?|profile|notes?|history|conversations?|chats?|chat\s+logs?|logs?|messages?|transcripts?|passwords?|codes?|2fa|otp|attachments?|account\s+details|details|memory(?:\s+file)?|summar(?:y|ies)|list|usernames?|phone\s+numbers?|files?|documents?|uploads?|what\s+(?:users|people|the\s+user)\s+(?:told|tell|said|say)|private|personal|data|information|info|addresses|emails"
 _HANDLE = r"\b[\w.+-]{1,64}@[\w-]{1,63}\.[a-z]{2,12}\b|(?<![\w@])@[A-Za-z0-9_]{3,32}\b|\+\d[\d\s-]{6,16}\d\b|(?<![\w&])#[a-z][a-z0-9_-]{1,40}\b|\b[\w.]{2,32}#\d{4}\b|\b(?:my|their|his|her)\s+(?:telegram|signal|whatsapp|discord|inbox|e-?mail)\b|\b(?:telegram|signal|whatsapp|discord|slack)\s+(?:dms?|inbox|account|user|channel|group|chat)\b|\bdms?\s+of\s+(?:user\s+)?\S{2,32}|\bon\s+(?:telegram|signal|whatsapp)\b|\bx@y\b"
 
-_PHRASES: tuple[Rule, ...] = (
+RULES: tuple[Rule, ...] = (
     _rule(
         "addressed-to-agent",
         "text written to the AI that reads it, not a note about the user",
@@ -77,7 +74,7 @@ _PHRASES: tuple[Rule, ...] = (
         "tells the model to ignore or replace its instructions",
         r"\boverride\s+(?:whatever|everything|anything)\s+(?:the\s+)?(?:user|owner|operator|you)\s+(?:said|says|told|wrote|asked)\b",
         r"\b[a-z]\s*=\s*['\"][^'\"\n]{1,20}['\"][^\n]{0,20}\b[a-z]\s*=\s*['\"][^'\"\n]{1,20}['\"][^\n]{0,80}\b[a-z]\s*\+\s*[a-z]\b",
-        rf"\b(?:{_IGNORE})\b[^\n]{{0,30}}?(?<!\bits\s)(?<!\btheir\s)(?<!\bhis\s)(?<!\bher\s)\b(?:{_PRIOR})\b[^\n]{{0,30}}?\b(?:{_RULES})\b",
+        rf"\b(?:{_IGNORE})\b[^\n]{{0,30}}?\b(?:{_PRIOR})\b[^\n]{{0,30}}?\b(?:{_RULES})\b",
         rf"\b(?:{_IGNORE})\s+(?:{_RULES})\b",
         r"\b(?:new|updated|revised|real|actual|true|following)\s+(?:system\s+)?instructions?\s*:",
         r"\b(?:your|the|all)\s+(?:previous|prior|original|old|earlier)\s+(?:instructions|rules|guidelines|directives|prompts?)\s+(?:are|is|were|have\s+been)\s+(?:now\s+)?(?:void|cancell?ed|null|revoked|obsolete|invalid|deprecated|superseded|replaced|overridden|suspended|lifted|no\s+longer)",
@@ -213,7 +210,7 @@ _PHRASES: tuple[Rule, ...] = (
         r"\bhide\s+(?:this|these|that)\s+(?:entry|note|rule|instruction|message|memory|action|change|step|command)s?\b",
         r"\b(?:must\s+not|mustn'?t|should\s+not|shall\s+not|may\s+not|cannot|can'?t)\s+(?:disclose|reveal|mention|share|acknowledge)\s+(?:this|these|the)\s+(?:rule|note|entry|instruction|message|memory|prompt)s?\b",
         r"\b(?:do\s+not|don'?t|never)\s+(?:report|mention|disclose|surface|show|log|reveal)\s+(?:any\s+of\s+)?(?:this|these|them|it|the\s+(?:steps|actions|changes|commands))\b[^\n]{0,30}\b(?:reply|response|answer|user|human|summary|summaries|log)",
-        r"\bif\s+(?:anyone|someone|anybody|somebody|they|he|she)\s+asks?\b[^\n]{0,60}(?<!\bi\s)(?<!\bwe\s)\b(?:deny|lie|pretend|never\s+say|say\s+(?:it|this)\s+came|claim)\b",
+        r"\bif\s+(?:anyone|someone|anybody|somebody|they|he|she)\s+asks?\b[^\n]{0,60}\b(?:deny|lie|pretend|never\s+say|say\s+(?:it|this)\s+came|claim)\b",
         r"\bhide\s+(?:this|these|it|that|the|your|any|all)\b[^\n]{0,30}\bfrom\s+the\s+(?:user|human|owner|operator)\b",
         r"\b(?:erw[aä]hne|sag|erz[aä]hl|verrate)\b[^\n]{0,40}\b(?:niemals|nicht|nie)\b[^\n]{0,30}\b(?:nutzer|benutzer|anwender)|\b(?:niemals|nie)\b[^\n]{0,30}\b(?:dem\s+)?(?:nutzer|benutzer)\b[^\n]{0,30}\b(?:erw[aä]hnen|sagen|verraten)",
         r"\bn[aã]o\s+(?:conte|diga|mencione|revele|fale)\b[^\n]{0,30}\busu[aá]rio|\bnon\s+(?:dire|dirlo|menzionare|rivelare)\b[^\n]{0,30}\butente|\bne\s+(?:\S{1,12}\s+)?(?:dis|dites|mentionne|r[eé]v[eè]le|parle)\b[^\n]{0,30}\butilisateur",
@@ -229,8 +226,8 @@ _PHRASES: tuple[Rule, ...] = (
     _rule(
         "exfil-command",
         "a shell command that ships secrets or the environment somewhere",
-        rf"\b(?:{_NET_TOOL})\b[^\n]{{0,160}}?(?:(?<!bearer\s)(?<!token\s){_SECRET_VAR}|{_SECRET_VAR}(?![^\n]{{0,80}}?https?://api\.))",
-        rf"(?>{_SECRET_VAR})[^\n]{{0,120}}?\|\s*(?:{_NET_TOOL})\b",
+        rf"\b(?:{_NET_TOOL})\b[^\n]{{0,160}}?{_SECRET_VAR}",
+        rf"{_SECRET_VAR}[^\n]{{0,120}}?\|\s*(?:{_NET_TOOL})\b",
         rf"\$\(\s*(?:cat|env|printenv|set|base64)\b[^\n)]{{0,80}}\)[^\n]{{0,80}}?(?:https?://|{_NET_TOOL})",
         rf"(?:https?://|\b(?:{_NET_TOOL})\b)[^\n]{{0,160}}?\$\(\s*(?:cat|env|printenv|set|base64|whoami|hostname)\b",
         rf"\b(?:env|printenv|export\s+-p)\s*\|[^\n]{{0,80}}?\b(?:{_NET_TOOL})\b",
@@ -238,7 +235,7 @@ _PHRASES: tuple[Rule, ...] = (
         r"\bos\.(?:environ|getenv)\b[^\n]{0,160}?\b(?:requests|urllib|http\.client|httpx|socket|urlopen)\b",
         r"\b(?:requests|urllib|httpx|urlopen)\b[^\n]{0,160}?\bos\.(?:environ|getenv)\b",
         rf"\b(?:{_NET_TOOL})\b[^\n]{{0,80}}(?:-d\s*@-|--data(?:-binary)?\s*@-|-T\s*-|--upload-file)",
-        rf"\b(?:{_NET_TOOL})\b[^\n]{{0,160}}?(?>{_SECRET_FILE})",
+        rf"\b(?:{_NET_TOOL})\b[^\n]{{0,160}}?(?:{_SECRET_FILE})",
         rf"\b(?:{_NET_TOOL})\b[^\n]{{0,160}}?\b(?:gci|get-childitem)\s+env:",
         rf"\$\(\s*(?:cat|env|printenv|whoami|hostname|id|uname)\b[^\n]{{0,160}}?\b(?:{_NET_TOOL})\b",
         r"(?:\||\binto\b|\bto\b)\s*`?(?:nc|ncat|netcat)\s+(?!-\w{0,4}z)[\w.-]{1,253}\s+\d{2,5}\b",
@@ -248,17 +245,17 @@ _PHRASES: tuple[Rule, ...] = (
     _rule(
         "secret-files",
         "asks to read or print credential files",
-        rf"\bwhat'?s\s+in\s+[~/.\w-]{{0,40}}(?>{_SECRET_FILE})",
-        rf"\b(?:{_READ_VERB})\b[^\n]{{0,60}}?(?<!\ba\s)(?<!\ban\s)(?>{_SECRET_FILE})",
-        rf"(?>{_SECRET_FILE})[^\n]{{0,40}}?\b(?:contents?|and\s+(?:send|post|paste|upload|print|show|include))\b",
-        rf"\bcontents?\s+of\s+(?:[~./\w-]{{0,40}}?)(?>{_SECRET_FILE})",
-        rf"(?>{_SECRET_FILE})[^\n]{{0,40}}?(?<!\bnot\s)(?<!\bnever\s)(?<!n't\s)\b(?:display|print|show|send|post|paste|upload|include|attach|output|reveal|dump)\b",
+        rf"\bwhat'?s\s+in\s+[~/.\w-]{{0,40}}(?:{_SECRET_FILE})",
+        rf"\b(?:{_READ_VERB})\b[^\n]{{0,60}}?(?:{_SECRET_FILE})",
+        rf"(?:{_SECRET_FILE})[^\n]{{0,40}}?\b(?:contents?|and\s+(?:send|post|paste|upload|print|show|include))\b",
+        rf"\bcontents?\s+of\s+(?:[~./\w-]{{0,40}}?)(?:{_SECRET_FILE})",
+        rf"(?:{_SECRET_FILE})[^\n]{{0,40}}?\b(?:display|print|show|send|post|paste|upload|include|attach|output|reveal|dump)\b",
     ),
     _rule(
         "exfil-url",
         "sends conversation, memory or secrets to a URL or address",
-        rf"\b(?:{_SEND})\b[^\n]{{0,80}}?(?>\b(?:{_PRIVATE})\b)[^\n]{{0,100}}?(?:https?://|\bwss?://|\bftp://|\b[\w.+-]{{1,64}}@[\w-]{{1,63}}\.[\w.]{{2,20}}|\bwebhook|\bpastebin|\bngrok|\bdiscord(?:app)?\.com/api/webhooks)",
-        rf"(?:https?://|\bwebhook)[^\n]{{0,160}}?\b(?:{_SEND})\b[^\n]{{0,60}}?(?>\b(?:{_PRIVATE})\b)",
+        rf"\b(?:{_SEND})\b[^\n]{{0,80}}?\b(?:{_PRIVATE})\b[^\n]{{0,100}}?(?:https?://|\bwss?://|\bftp://|\b[\w.+-]{{1,64}}@[\w-]{{1,63}}\.[\w.]{{2,20}}|\bwebhook|\bpastebin|\bngrok|\bdiscord(?:app)?\.com/api/webhooks)",
+        rf"(?:https?://|\bwebhook)[^\n]{{0,160}}?\b(?:{_SEND})\b[^\n]{{0,60}}?\b(?:{_PRIVATE})\b",
         rf"\b(?:the\s+user'?s|their|all|every|each|any|the|your|my)\s+(?:[\w-]{{1,15}}\s+)?(?:{_PRIVATE})\b[^\n]{{0,60}}?\b(?:{_SEND})\b[^\n]{{0,60}}?(?:https?://|\b[\w.+-]{{1,64}}@[\w-]{{1,63}}\.[\w.]{{2,20}}|\bwebhook)",
         r"\b(?:put|place|encode|embed|include|insert|add|append)\s+(?:them|it|this|those|these|the\s+\w{1,30})\s+(?:in(?:to)?|as)\s+(?:the|a)\s+(?:url|link|query(?:\s+string)?|parameter|path)\b",
         r"\b(?:put|place|encode|embed|include|insert|add|append)\b[^\n]{0,60}\bas\s+(?:query|url|get)\s+(?:parameters?|string|params?)\b|https?://(?:(?!https?://)[^\s)]){0,200}[?&][\w.-]{1,30}=(?=\s)[^\n]{0,80}\b(?:e-?mail|address|adres|name|phone|user|password|token|key|gebruiker|usuario|utente|utilisateur|nutzer)",
@@ -275,11 +272,11 @@ _PHRASES: tuple[Rule, ...] = (
     _rule(
         "secret-disclosure",
         "tells the model to put its keys, tokens or environment in what it writes",
-        rf"\b(?:reply|respond|answer)\b[^\n]{{0,60}}?\bwith\s+(?:the\s+|your\s+|all\s+)?(?:full\s+|whole\s+|entire\s+)?(?>{_HELD_SECRET})",
+        rf"\b(?:reply|respond|answer)\b[^\n]{{0,60}}?\bwith\s+(?:the\s+|your\s+|all\s+)?(?:full\s+|whole\s+|entire\s+)?(?:{_HELD_SECRET})",
         r"\b(?:print|show|list|output|dump|echo|display|mention|tell)\b[^\n]{0,30}\b(?:values?|names\s+and\s+values)\s+of\b[^\n]{0,50}\b(?:variables?|env\s+vars?|environment)\b",
         r"\b(?:token|api\s?key)\b[^\n]{0,20}(?:写在|寫在|附上|加上|签名|簽名|署名|서명|붙여|넣어)",
-        rf"(?<!\bhow\sto\s)\b(?:{_SHOW})\b[^\n]{{0,60}}?(?>{_HELD_SECRET})",
-        rf"(?>{_HELD_SECRET})[^\n]{{0,60}}?\b(?:in|into|to|at\s+the\s+(?:end|bottom|top|start)\s+of|with)\s+(?:(?:your\s+|the\s+|every\s+|each\s+|all\s+|any\s+)?(?:own\s+)?(?:repl(?:y|ies)|responses?|answers?|signature|footer|code\s+comment|alt\s+text)|(?:every|each|all|any)\s+messages?\b|the\s+chat\b)",
+        rf"(?<!\bhow\sto\s)\b(?:{_SHOW})\b[^\n]{{0,60}}?(?:{_HELD_SECRET})",
+        rf"(?:{_HELD_SECRET})[^\n]{{0,60}}?\b(?:in|into|to|at\s+the\s+(?:end|bottom|top|start)\s+of|with)\s+(?:(?:your\s+|the\s+|every\s+|each\s+|all\s+|any\s+)?(?:own\s+)?(?:repl(?:y|ies)|responses?|answers?|signature|footer|code\s+comment|alt\s+text)|(?:every|each|all|any)\s+messages?\b|the\s+chat\b)",
         rf"\b(?:value|values|contents?|names\s+and\s+values|first\s+\d{{1,3}}\s+characters)\s+of\s+(?:the\s+|your\s+|all\s+|every\s+)?(?:{_HELD_SECRET}|variable|[a-z_]{{0,20}}\s+variable|every\s+\*?_?[A-Z]{{2,12}})",
         r"\b(?:share|give|send|reveal|tell)\b[^\n]{0,30}\b(?:api\s+)?credentials\s+with\s+(?:anyone|everyone|anybody|whoever)",
         r"\b(?:hardcode|embed|paste)\b[^\n]{0,30}\b(?:real|actual|live)\b[^\n]{0,20}\b(?:key|token|secret|credentials?)\b",
@@ -324,11 +321,11 @@ _PHRASES: tuple[Rule, ...] = (
     _rule(
         "message-exfil",
         "sends what people say (or their data) to an address, handle or number",
-        rf"\b(?:{_PASS_ON})\b[^\n]{{0,80}}?(?>\b(?:{_THEIR_DATA})\b)[^\n]{{0,80}}?(?>{_HANDLE})",
-        rf"\b(?:{_PASS_ON})\b[^\n]{{0,20}}?(?>{_HANDLE})[^\n]{{0,80}}?(?>\b(?:{_THEIR_DATA})\b)",
+        rf"\b(?:{_PASS_ON})\b[^\n]{{0,80}}?\b(?:{_THEIR_DATA})\b[^\n]{{0,80}}?(?:{_HANDLE})",
+        rf"\b(?:{_PASS_ON})\b[^\n]{{0,20}}?(?:{_HANDLE})[^\n]{{0,80}}?\b(?:{_THEIR_DATA})\b",
         r"\b(?:cc|bcc)\s+[\w.+-]{1,64}@[\w-]{1,63}\.[a-z]{2,12}\b[^\n]{0,40}\b(?:on|in|to)\s+(?:every|all|each|any)\b",
         r"\bsecretly\s+(?:bcc|cc|copy|forward)\b",
-        rf"(?>\b(?:{_THEIR_DATA})\b)[^\n]{{0,60}}?\b(?:{_PASS_ON})\s+(?:it|them|this|that|those|these|everything)\s+(?:to|into|at|on)\b[^\n]{{0,30}}?(?>{_HANDLE})",
+        rf"\b(?:{_THEIR_DATA})\b[^\n]{{0,60}}?\b(?:{_PASS_ON})\s+(?:it|them|this|that|those|these|everything)\s+(?:to|into|at|on)\b[^\n]{{0,30}}?(?:{_HANDLE})",
     ),
     _rule(
         "ssh-backdoor",
@@ -362,7 +359,7 @@ _PHRASES: tuple[Rule, ...] = (
         r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])",
         r"\bxapp-\d-[A-Za-z0-9-]{20,256}|\bhooks\.slack\.com/services/T[A-Za-z0-9]{6,20}/B[A-Za-z0-9]{6,20}/[A-Za-z0-9]{20,40}",
         r"\bglpat-[A-Za-z0-9_-]{20,256}",
-        r"(?:\b|[_-]|(?<=[a-z])(?=(?-i:[KSTP])))(?:key|secret|token|password|passwd|pass|pwd|credentials?)\b\s*[:=]\s*[\"'`]?(?![$<{%*]|x{4}|your|changeme|example|placeholder|redacted|dummy)(?=[^\s\"'`]{0,199}\d)(?-i:(?=[^\s\"'`]{0,199}[A-Z])(?=[^\s\"'`]{0,199}[a-z]))[^\s\"'`]{12,200}",
+        r"(?:\b|[_-])(?:key|secret|token|password|passwd|pass|pwd|credentials?)\b\s*[:=]\s*[\"'`]?(?![$<{%*]|x{4}|your|changeme|example|placeholder|redacted|dummy)(?=[^\s\"'`]{0,199}\d)(?-i:(?=[^\s\"'`]{0,199}[A-Z])(?=[^\s\"'`]{0,199}[a-z]))[^\s\"'`]{12,200}",
         r"(?:key|secret|token|password|pwd)\b\s*[:=]\s*[\"'`]?[0-9a-f]{32,256}\b",
         r"\b(?:sk|rk|pk)_live_[A-Za-z0-9]{16,256}",
         r"\bAIza[0-9A-Za-z_-]{35}\b",
@@ -370,9 +367,9 @@ _PHRASES: tuple[Rule, ...] = (
         r"\beyJ[A-Za-z0-9_-]{10,256}\.eyJ[A-Za-z0-9_-]{10,256}\.[A-Za-z0-9_-]{10,256}",
         r"\b(?:password|passwd|passphrase|pwd|api[_ -]?key|secret[_ -]?key|access[_ -]?token|auth[_ -]?token|client[_ -]?secret|private[_ -]?key)\b\s*(?:is|=|:|was)\s*['\"`]?(?=[^\s'\"`]{4,256})(?=[^\s'\"`]{0,60}[0-9!@#$%^&*_+=-])[^\s'\"`]{4,256}",
         r"\b(?:mot\s+de\s+passe|passwort|kennwort|contrase[nñ]a|senha)\b[^\n]{0,40}?(?:\s(?:est|ist|es|é)|[=:])\s*\S{4,256}",
-        r"\bpassword\b[^\n]{0,40}?\b(?:is|=|:)\s*['\"`]?(?=[^\s'\"`,;]{0,60}[0-9!@#$%^&*_+=][^\s'\"`,;]{0,60}[0-9!@#$%^&*_+=])(?-i:(?=[^\s'\"`]{0,60}[a-z]))[^\s'\"`,;]{6,256}",
+        r"\bpassword\b[^\n]{0,40}?\b(?:is|=|:)\s*['\"`]?(?=[^\s'\"`]{0,60}[0-9!@#$%^&*_+=])(?=[^\s'\"`]{0,60}[A-Za-z])[^\s'\"`]{6,256}",
         r"\b(?:token|secret|key|password|sid)\b[^\n]{0,20}?\b[0-9a-f]{32,256}\b|\bAC[0-9a-f]{32}\b",
-        r"\b[a-z][a-z0-9+.-]{1,15}://[^\s:/@$<{]{1,64}:(?![$<{%*])(?!(?:pass(?:word)?|passwd|pwd|secret|changeme|x{3,64}|\*{3,64}|\.{3})@)(?!(?-i:[A-Z_]{2,64})@)[^\s@/]{3,64}@[\w.-]{1,253}",
+        r"\b[a-z][a-z0-9+.-]{1,15}://[^\s:/@$<{]{1,64}:(?![$<{%*])[^\s@/]{3,64}@[\w.-]{1,253}",
         r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,40}\s-p[^\s-]\S{3,256}|--password[= ]['\"]?[^\s'\"]{4,256}|\bsshpass\s+-p\s*\S{4,256}",
     ),
     _rule(
@@ -392,14 +389,3 @@ _PHRASES: tuple[Rule, ...] = (
         r"\bcolor\s*:\s*(?:white|#fff(?:fff)?|transparent|rgba\([^)]{0,20},\s*0\))\b[^\n]{0,80}?\bbackground(?:-color)?\s*:\s*(?:white|#fff(?:fff)?)\b",
     ),
 )
-
-
-def _with_concepts(rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
-    """Each row with the concept rules (``memory.scan.concepts``) and the multilingual
-    lexicon (``memory.scan.lexicon``) of its id appended."""
-    extra = {pid: CONCEPTS.get(pid, ()) + LEXICON.get(pid, ()) for pid in {*CONCEPTS, *LEXICON}}
-    assert set(extra) <= {rule.id for rule in rules}, set(extra) - {r.id for r in rules}
-    return tuple(Rule(r.id, r.description, r.alternatives + extra.get(r.id, ())) for r in rules)
-
-
-RULES: tuple[Rule, ...] = _with_concepts(_PHRASES)

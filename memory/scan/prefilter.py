@@ -180,8 +180,6 @@ def _item(op: Any, av: Any) -> tuple[_Strings | None, list[_Strings]]:
         return frozenset([""]), []
     if name == "SUBPATTERN":
         return _sequence(av[-1])
-    if name == "ATOMIC_GROUP":
-        return _sequence(av)
     if name == "BRANCH":
         exact: _Strings | None = frozenset()
         either: _Strings | None = frozenset()
@@ -277,28 +275,14 @@ def _leading(items: Any) -> _Strings:
         inner: _Strings | None = None
         if name == "SUBPATTERN":
             inner = _leading(av[-1])
-        elif name == "ATOMIC_GROUP":
-            inner = _leading(av)
         elif name == "BRANCH":
             inner = frozenset(s for branch in av[1] for s in _leading(branch))
         elif name in ("MAX_REPEAT", "MIN_REPEAT", "POSSESSIVE_REPEAT") and av[0] >= 1:
             inner = _leading(av[2])
-        if inner is not None and (joined := _cross_leading(run, inner)) is not None:
+        if inner is not None and (joined := _cross(run, inner)) is not None:
             run = joined
         break
     return run
-
-
-_MAX_LEADING = 1024  # a vocabulary's words, each a place a match can start at
-
-
-def _cross_leading(left: _Strings, right: _Strings) -> _Strings | None:
-    """``_cross``, but a single string before a large set (``\\b`` before a vocabulary) is
-    as many strings as the set: worth knowing where each match starts."""
-    if len(left) == 1 and len(right) <= _MAX_LEADING:
-        (head,) = left
-        return frozenset((head + b).replace(_EDGE * 2, _EDGE) for b in right)
-    return _cross(left, right)
 
 
 def leading(regex: str, flags: int) -> frozenset[Literal] | None:

@@ -27,13 +27,11 @@ How it stays fast (``bench/scan_bench.py`` measures it, beside a plain regex tab
 * **bounded widths.** No alternative can match more than ``MAX_WIDTH`` characters (gaps are
   ``[^\n]{0,N}``, ``\s+`` reads as ``\s{1,4}``), so no search is quadratic; the
   de-obfuscation helpers are bounded the same way.
-* **caps.** The decoded readings (leetspeak, spacing, look-alikes) are made in windows of
-  ``DECODE_WINDOW`` characters over the whole text, kept only where they change something;
-  the reversed one is made only when the text mentions reading backwards or holds a bidi
-  override, rot13 only when it mentions rot. A scan spends at most ``WORK_PER_CHAR``
-  characters of regex work per character of text: past that (adversarial text packed with
-  trigger words) it stops and reports ``scan-limit``, so the text is refused, never let
-  through unchecked.
+* **caps.** The decoded readings (leetspeak, spacing, reversed, rot13) see ``DECODE_CAP``
+  characters; the reversed one is made only when the text mentions reading backwards or
+  holds a bidi override. A scan spends at most ``WORK_PER_CHAR`` characters of regex work
+  per character of text: past that (adversarial text packed with trigger words) it stops
+  and reports ``scan-limit``, so the text is refused, never let through unchecked.
 """
 
 from __future__ import annotations
@@ -54,10 +52,10 @@ from memory.scan.prefilter import (
     split_alternatives,
     width,
 )
-from memory.scan.readings import DECODE_WINDOW, flatten, normalise, readings
+from memory.scan.readings import DECODE_CAP, flatten, normalise, readings
 
 __all__ = [
-    "DECODE_WINDOW",
+    "DECODE_CAP",
     "INVISIBLE_CHARS",
     "MAX_WIDTH",
     "PATTERNS",
@@ -127,9 +125,9 @@ def _bounded(source: str) -> str:
 def _rare(literal: Literal) -> bool:
     """Worth listing every occurrence of: three characters or more, a whole word, or not
     plain ASCII letters (CJK words are two characters); never a common word or a run of one
-    repeated punctuation character ("cc" is a word, "==" is not)."""
+    repeated character."""
     text = literal.text
-    if text in _COMMON or (len(text) > 1 and len(set(text)) == 1 and not text.isalnum()):
+    if text in _COMMON or (len(text) > 1 and len(set(text)) == 1):
         return False
     return len(text) >= 3 or literal.whole_word or not (text.isascii() and text.isalnum())
 
@@ -193,31 +191,17 @@ def pattern(finding_id: str) -> Pattern:
 
 # The finder lists every occurrence of the rare literals, each known by a number; by folded
 # string: (number, \b before, \b after). Common ones are looked for by a substring test.
-def _chain_literals(alternative: _Alternative) -> set[Literal]:
-    """The literals a chain's parts skip to (see ``Run``): listed too, so the scan knows
-    where they are."""
-    chain = alternative.chain
-    if chain is None:
-        return set()
-    parts = [*chain.parts, *(part for branch in chain.branches for part in branch)]
-    return {lit for part in parts for lit in (*part.literals, *part.starts)}
-
-
-_ALL_LITERALS = sorted(
-    {lit for a in _ALTERNATIVES for r in (*a.needs, a.starts) for lit in r if _rare(lit)}
-    | {lit for a in _ALTERNATIVES for lit in _chain_literals(a) if _rare(lit)}
-)
-# One number per string: the same string with different \b conditions is listed once, with
-# the conditions all its forms share (where those hold is where any form can be; the
-# regexes check the rest), so each occurrence the finder reports is one check.
-_EDGES: dict[str, tuple[bool, bool]] = {}
-for _lit in _ALL_LITERALS:
-    _before, _after = _EDGES.get(_lit.text, (True, True))
-    _EDGES[_lit.text] = (_before and _lit.edge_before, _after and _lit.edge_after)
-_LISTED: dict[str, tuple[int, bool, bool]] = {
-    text: (n, *edges) for n, (text, edges) in enumerate(_EDGES.items())
+_NUMBERS = {
+    lit: n
+    for n, lit in enumerate(
+        sorted(
+            {lit for a in _ALTERNATIVES for r in (*a.needs, a.starts) for lit in r if _rare(lit)}
+        )
+    )
 }
-_NUMBERS = {lit: _LISTED[lit.text][0] for lit in _ALL_LITERALS}
+_LISTED: dict[str, tuple[tuple[int, bool, bool], ...]] = {}
+for _lit, _n in _NUMBERS.items():
+    _LISTED[_lit.text] = (*_LISTED.get(_lit.text, ()), (_n, _lit.edge_before, _lit.edge_after))
 _FIND = Finder(_LISTED)
 # A text's unflattened reading is only read by the alternatives that read lines.
 _FIND_LINES = Finder(
@@ -289,42 +273,41 @@ class _Reading:
     at: dict[int, list[int]]
     dense: set[int]
     runs: dict[int, Run]  # the chains run on this reading, by alternative
-    located: dict[frozenset[Literal], list[int] | None]  # see locate
 
     @classmethod
     def of(cls, text: str, finder: Finder | None = None) -> _Reading:
         """``text`` with its literals listed (by ``finder``: all of them by default)."""
-        reading = cls(text, fold(text), {}, set(), {}, {})
+        reading = cls(text, fold(text), {}, set(), {})
         at = reading.at
         dense = reading.dense
         size = len(text)
         listed = _LISTED
         # The hot loop of a scan: \b is checked inline (a word character: alnum or _).
         for start, string in (finder or _FIND).hits(reading.folded):
-            number, before, after = listed[string]
-            if number in dense:
-                continue
-            if before:
-                char = text[start]
-                word = char.isalnum() or char == "_"
-                if start and ((char := text[start - 1]).isalnum() or char == "_") == word:
+            for number, before, after in listed[string]:
+                if number in dense:
                     continue
-                if not start and not word:
-                    continue
-            if after:
-                end = start + len(string)
-                char = text[end - 1]
-                word = char.isalnum() or char == "_"
-                if end < size and ((char := text[end]).isalnum() or char == "_") == word:
-                    continue
-                if end == size and not word:
-                    continue
-            if (hits := at.get(number)) is None:
-                at[number] = [start]
-            elif len(hits) < _DENSE:
-                hits.append(start)
-            else:
-                dense.add(number)
+                if before:
+                    char = text[start]
+                    word = char.isalnum() or char == "_"
+                    if start and ((char := text[start - 1]).isalnum() or char == "_") == word:
+                        continue
+                    if not start and not word:
+                        continue
+                if after:
+                    end = start + len(string)
+                    char = text[end - 1]
+                    word = char.isalnum() or char == "_"
+                    if end < size and ((char := text[end]).isalnum() or char == "_") == word:
+                        continue
+                    if end == size and not word:
+                        continue
+                if (hits := at.get(number)) is None:
+                    at[number] = [start]
+                elif len(hits) < _DENSE:
+                    hits.append(start)
+                else:
+                    dense.add(number)
         return reading
 
     def has(self, need: _Need) -> bool:
@@ -332,18 +315,6 @@ class _Reading:
         if not need.listed.isdisjoint(self.at):
             return True
         return any(sub in self.folded for sub in need.substrings)
-
-    def locate(self, literals: frozenset[Literal]) -> list[int] | None:
-        """Every start of one of ``literals`` (None when one is not listed, or too dense):
-        what a chain's part with many literals skips to."""
-        if literals in self.located:
-            return self.located[literals]
-        numbers = [_NUMBERS.get(lit) for lit in literals]
-        places = None
-        if None not in numbers and self.dense.isdisjoint(numbers):
-            places = sorted({p for n in numbers if n is not None for p in self.at.get(n, ())})
-        self.located[literals] = places
-        return places
 
     def places(self, need: _Need) -> list[int] | None:
         """Every position of ``need`` (None when it is not all listed, or too dense)."""
@@ -414,9 +385,7 @@ def _search(number: int, reading: _Reading, budget: _Budget) -> re.Match[str] | 
     regions = None if short else _regions(number, reading)
     if alt.chain is not None:
         if (run := reading.runs.get(number)) is None:
-            run = reading.runs[number] = Run(
-                alt.chain, text, budget.spend, reading.folded, reading.locate
-            )
+            run = reading.runs[number] = Run(alt.chain, text, budget.spend, reading.folded)
         for first, last in [(0, len(text))] if regions is None else regions:
             if (start := run.first(first, last)) is not None:
                 return alt.regex.match(text, start)
