@@ -94,7 +94,7 @@ async def test_a_command_hands_its_name_and_args_to_on_command() -> None:
     assert called == [("memory", "notes"), ("help", None)]
 
 
-# -- over the wire --------------------------------------------------------------------------
+# -- over the wire -------------------------------------------------------------------------
 
 
 @pytest.fixture

@@ -102,7 +102,7 @@ async def test_dismiss_withdraws_a_deferred_command_once_and_forgets_it() -> Non
     assert sorted(held.pending) == [2, 3]
 
 
-# -- over the wire --------------------------------------------------------------------------
+# -- over the wire -------------------------------------------------------------------------
 
 
 @pytest.fixture

@@ -1,6 +1,6 @@
-"""``webhook.Listener`` on its own: a real PTB ``Application`` against the fake Bot API, the
-listener on loopback, updates posted to it as Telegram would (the adapter in webhook mode:
-test_client.py and test_updates.py)."""
+"""The webhook: ``webhook.Listener`` on its own (a real PTB ``Application`` against the fake
+Bot API, the listener on loopback, updates posted to it as Telegram would), then the
+adapter in webhook mode (unusable updates: test_updates.py)."""
 
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from telegram.ext import Application, ApplicationBuilder, ContextTypes, TypeHand
 
 from adapters.skips import Skips
 from adapters.telegram.webhook import SECRET_HEADER, Listener
+from tests.adapters.telegram.test_client import Inbox, make
 from tests.fakes.telegram_server import DEFAULT_TOKEN, FakeBotAPI
 
 USER = 205118349
@@ -129,3 +130,70 @@ async def test_an_update_it_cannot_read_is_acknowledged_and_counted(
         assert hook._skips.counts["unparsable"] == 1
     finally:
         await hook.close()
+
+
+# -- the adapter in webhook mode -----------------------------------------------------------
+
+
+@pytest.fixture
+async def inbox() -> Inbox:
+    return Inbox()
+
+
+async def test_webhook_mode_delivers_posted_updates(api: FakeBotAPI, inbox: Inbox) -> None:
+    adapter = make(
+        api,
+        mode="webhook",
+        webhook_port=0,
+        webhook_url="https://bot.example.org/tg-hook",
+        webhook_path="/tg-hook",
+        webhook_secret="s3cret-Token",
+    )
+    await adapter.start(inbox)
+    try:
+        assert adapter.connected and not api.calls_of("getUpdates")
+        assert api.webhook["url"] == "https://bot.example.org/tg-hook"
+        assert api.webhook["secret_token"] == "s3cret-Token"
+        update = api.push_text(USER, USER, "via webhook")
+        url = f"http://127.0.0.1:{adapter.webhook_port}/tg-hook"
+        async with aiohttp.ClientSession() as session:
+            for secret, expected in (("wrong", 403), ("s3cret-Token", 200)):
+                async with session.post(
+                    url,
+                    data=json.dumps(update),
+                    headers={
+                        "Content-Type": "application/json",
+                        "X-Telegram-Bot-Api-Secret-Token": secret,
+                    },
+                ) as response:
+                    assert response.status == expected
+            async with session.post(
+                url,
+                data="not json",
+                headers={
+                    "Content-Type": "application/json",
+                    "X-Telegram-Bot-Api-Secret-Token": "s3cret-Token",
+                },
+            ) as response:
+                assert response.status == 400
+        message = await inbox.next()
+        assert message.text == "via webhook" and message.update_id == str(update["update_id"])
+        assert inbox.queue.empty()  # the wrong secret delivered nothing
+    finally:
+        await adapter.stop()
+    assert not adapter.connected
+
+
+async def test_leaving_async_with_closes_the_webhook_listener(
+    api: FakeBotAPI, inbox: Inbox
+) -> None:
+    adapter = make(api, mode="webhook", webhook_port=0, webhook_url="https://bot.example.org/tg")
+    async with adapter:
+        await adapter.start(inbox)
+        url = f"http://127.0.0.1:{adapter.webhook_port}/telegram"
+    assert not adapter.connected
+    with pytest.raises(RuntimeError, match="not running"):
+        adapter.webhook_port  # noqa: B018 -- the property raises
+    async with aiohttp.ClientSession() as session:
+        with pytest.raises(aiohttp.ClientConnectionError):
+            await session.post(url, json={"update_id": 1})
