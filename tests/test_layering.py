@@ -262,6 +262,7 @@ DOCUMENTED = (
     "memory.skills",
     "memory.scan",
     "agent_core.tools",
+    "gateway.commands",
     "gateway.config",
     "gateway.pairing",
 )

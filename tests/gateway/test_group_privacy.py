@@ -16,7 +16,7 @@ import pytest
 from adapters.base import Forbidden
 from agent_core.models import ModelReply, ToolCall, Usage
 from agent_core.review import REVIEW_INSTRUCTION
-from gateway.commands import NAMES, PRIVATE, PUBLIC, answered_privately
+from gateway.commands import HANDLERS, NAMES, PRIVATE, PUBLIC, answered_privately
 from gateway.config.schema import Config
 from gateway.replies import ANSWERED_PRIVATELY, ASK_PRIVATELY
 from memory.archive.database import Archive
@@ -98,8 +98,9 @@ EXAMPLES: dict[str, list[tuple[str, str]]] = {
 WALK = [(text, who) for examples in EXAMPLES.values() for text, who in examples]
 
 
-def test_every_command_is_classified_once_and_walked() -> None:
+def test_every_command_is_classified_once_handled_and_walked() -> None:
     assert PRIVATE | PUBLIC == NAMES and not PRIVATE & PUBLIC
+    assert set(HANDLERS) == NAMES
     assert set(EXAMPLES) == NAMES
 
 
