@@ -12,8 +12,11 @@ then on only talks to it through this protocol::
     await adapter.stop()
 
 ``send`` renders and splits the text itself (the platform's limit, fences intact) and returns
-the ids of the messages it sent, in order. It raises only the ``PlatformError`` family below,
-never a library exception, so the gateway's delivery logic stays platform-neutral:
+the ids of the messages it sent, in order. After each chunk the platform confirmed it awaits
+``delivered(done, total)`` when given one (``Delivered``): the outbox records the progress,
+so a reply a crash cut off mid-way is resumed after a restart rather than sent again. It
+raises only the ``PlatformError`` family below, never a library exception, so the gateway's
+delivery logic stays platform-neutral:
 
 - ``RateLimited(retry_after)``: flood control; the gateway waits that long *for that chat
   only* and retries. ``sent`` holds the ids of chunks already delivered, so a retry sends
@@ -46,6 +49,7 @@ __all__ = [
     "Adapter",
     "BadRequest",
     "BotCommand",
+    "Delivered",
     "Forbidden",
     "NotFound",
     "PlatformError",
@@ -55,6 +59,10 @@ __all__ = [
 ]
 
 Sink = Callable[[InboundMessage], Awaitable[None]]
+
+Delivered = Callable[[int, int], Awaitable[None]]
+"""``send``'s progress report, awaited after each chunk the platform confirmed: the chunks
+of the reply delivered so far (``skip_chunks`` included) and the chunks it has in all."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -123,8 +131,11 @@ class Adapter(Protocol):
         """Stop receiving updates and close the client (idempotent)."""
         ...
 
-    async def send(self, message: OutboundMessage) -> list[str]:
-        """Render, split and send; the platform ids of the messages sent."""
+    async def send(
+        self, message: OutboundMessage, *, delivered: Delivered | None = None
+    ) -> list[str]:
+        """Render, split and send; the platform ids of the messages sent. ``delivered`` is
+        awaited after each chunk, before the next one is sent."""
         ...
 
     async def edit(

@@ -162,7 +162,9 @@ class OutboundMessage:
     (a retry after flood control sends only the rest). ``max_chunks``: at most this many
     messages (0: no limit); a longer reply is sent as its first ``max_chunks - 1`` chunks,
     then the whole text as a Markdown file (``adapters.chunking.fold``), which counts as one
-    chunk for ``skip_chunks``."""
+    chunk for ``skip_chunks``. ``key``: names this reply for a platform that de-duplicates
+    sends (the gateway gives its outbox row); the Discord adapter derives each chunk's nonce
+    from it, so a chunk sent again after a restart is not posted twice. Empty: no key."""
 
     platform: str
     chat_id: str
@@ -173,3 +175,4 @@ class OutboundMessage:
     buttons: tuple[Button, ...] = ()
     skip_chunks: int = 0
     max_chunks: int = 0
+    key: str = ""

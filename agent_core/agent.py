@@ -20,18 +20,22 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
 
-from agent_core.builtin import memory_tool, session_search_tool
 from agent_core.compress import CompressionSettings, message_tokens, split_history, summarise
 from agent_core.loop import run_turn
 from agent_core.models import Model, ModelError, ModelErrorKind, ModelRejected, Usage
 from agent_core.prompt import build_system_prompt, read_soul
 from agent_core.review import ReviewOutcome, review
-from agent_core.skill_tools import Approval, SkillPolicy, skill_tools
-from agent_core.tools import Toolbox
+from agent_core.tools import (
+    Approval,
+    SkillPolicy,
+    Toolbox,
+    memory_tool,
+    session_search_tool,
+    skill_tools,
+)
 from memory import MemoryStores, MemoryTurn
-from memory.archive import Archive, Message, NewMessage, SessionSpec, new_session_id
+from memory.archive import Archive, Message, NewMessage, SearchTool, SessionSpec, new_session_id
 from memory.scan import scan
-from memory.search import SearchTool
 from memory.skills import SkillStore
 
 __all__ = ["Agent", "AgentSettings", "Conversation", "TurnOutcome"]

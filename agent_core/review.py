@@ -4,7 +4,7 @@ It runs as a named background task once the reply is with the caller. It sends t
 system prompt and the same tools list as the conversation (so the provider's prefix cache is
 warm), the conversation itself, and a last user message asking for a decision. Only the
 ``memory`` tool executes — and, when skills are on, the skill tools, whose writes from a
-review wait for an admin (``agent_core.skill_tools``); any other tool call is answered with
+review wait for an admin (``agent_core.tools.skills``); any other tool call is answered with
 a refusal.
 """
 

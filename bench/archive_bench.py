@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""Benchmark of the archive (``memory.archive`` + ``memory.search``) on generated chat data.
+"""Benchmark of the archive (``memory.archive``: the database and its search) on generated
+chat data.
 
     .venv/bin/python bench/archive_bench.py [--messages N] [--people P] [--queries Q]
                                              [--dir DIR] [--keep]
@@ -36,10 +37,10 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from memory.archive import Archive, NewMessage, SessionSpec, scope_token
-from memory.records import title_of
-from memory.search import STOP_WORDS, Searcher, SearchTool
-from memory.writer import PRAGMAS, ensure_session, insert_exchange
+from memory.archive.database import Archive, NewMessage, SessionSpec, scope_token
+from memory.archive.records import title_of
+from memory.archive.search import STOP_WORDS, Searcher, SearchTool
+from memory.archive.writer import PRAGMAS, ensure_session, insert_exchange
 
 # -- knobs ----------------------------------------------------------------------------------
 
@@ -902,7 +903,7 @@ def in_transaction(db: sqlite3.Connection, work: Callable[[sqlite3.Connection], 
 
 
 def load_direct(db: sqlite3.Connection, data: Dataset, stop: int) -> float:
-    """The archive's own write transactions (``memory.writer``), called on this thread.
+    """The archive's own write transactions (``memory.archive.writer``), called on this thread.
 
     Same functions, same one transaction per exchange and the same "join only people not
     seen yet" rule as ``Archive.append_exchange``, minus the hop to the writer thread and
@@ -1077,7 +1078,7 @@ async def ingest_breakdown(work: Path, data: Dataset, prefix: int) -> tuple[list
             )
         ]
     for name, word_only, bulk in (
-        ("memory.writer functions called directly, 1 txn/exchange", False, False),
+        ("memory.archive.writer functions called directly, 1 txn/exchange", False, False),
         ("the same, word index only (no trigram)", True, False),
         (f"executemany, {BATCH_MESSAGES:,} rows/txn", False, True),
         (f"executemany, {BATCH_MESSAGES:,} rows/txn, word index only", True, True),

@@ -48,9 +48,9 @@ from telegram.request import HTTPXRequest
 from adapters.telegram.client import TelegramAdapter
 from agent_core.models import ChatMessage, ModelReply, ToolSpec
 from agent_core.models.scripted import echo
-from gateway.app import build_gateway
-from gateway.config import Config, Paths
-from memory.archive import Archive
+from gateway.config.schema import Config, Paths
+from gateway.wiring import build_gateway
+from memory.archive.database import Archive
 from tests.fakes.telegram_server import FakeBotAPI, SentMessage
 
 POLL = timedelta(seconds=10)

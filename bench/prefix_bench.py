@@ -33,7 +33,7 @@ from agent_core.models import ChatMessage, ModelReply, ToolCall, ToolSpec, Usage
 from agent_core.models.scripted import ScriptedModel
 from agent_core.prompt import DEFAULT_IDENTITY, build_system_prompt
 from memory import MemoryLimits, MemoryStores
-from memory.archive import Archive, SessionSpec, new_session_id
+from memory.archive.database import Archive, SessionSpec, new_session_id
 
 
 def prompt_text(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> str:

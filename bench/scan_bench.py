@@ -1,9 +1,9 @@
 """Memory scanner benchmark: throughput on typical entries, and the worst 64 KiB input.
 
-Runs ``memory.scan.scan`` beside a *plain regex table of the same purpose* (every pattern's
+Runs ``memory.scan.scanner.scan`` beside a *plain regex table of the same purpose* (every pattern's
 whole alternation searched once on the NFKC text, no readings, no prefilter) on:
 
-- **typical entries**: every benign entry of the scanner's corpora (tests/memory/corpus*/,
+- **typical entries**: every benign entry of the scanner's corpora (tests/memory/scan/corpus*/,
   50 to 600 characters each), scanned in a loop; KB/s is total UTF-8 size over time, best of
   ``--repeat`` passes;
 - **adversarial inputs**: 64 KiB texts built to make a backtracking scanner slow: runs of
@@ -36,10 +36,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memory.scan import PATTERNS, scan  # noqa: E402
-from memory.scan_prefilter import leading, required, split_alternatives  # noqa: E402
+from memory.scan.prefilter import leading, required, split_alternatives  # noqa: E402
+from memory.scan.scanner import PATTERNS, scan  # noqa: E402
 
-CORPORA = ROOT / "tests" / "memory"
+CORPORA = ROOT / "tests" / "memory" / "scan"
 
 
 def typical_entries() -> list[str]:
@@ -87,7 +87,7 @@ def adversarial_inputs(size: int = 65536, *, every_alternative: bool = False) ->
         (ROOT / name).read_text(encoding="utf-8") for name in ("README.md", "bench/README.md")
     )
     code = "".join(
-        path.read_text(encoding="utf-8") for path in sorted((ROOT / "memory").glob("scan*.py"))
+        path.read_text(encoding="utf-8") for path in sorted((ROOT / "memory" / "scan").glob("*.py"))
     )
     inputs = {
         "a x 64Ki": "a" * size,

@@ -36,8 +36,7 @@ from dataclasses import dataclass
 
 from adapters.messages import Button, InboundMessage, Pressed, label
 from memory import FILE_NAMES, PendingWrite
-from memory.approval import Decision
-from memory.operations import Operation
+from memory.curated import Decision, Operation
 
 __all__ = [
     "CARD_CHARS",

@@ -6,7 +6,7 @@ chat must also be allowed (``allowed_chats``); unknown people in groups are igno
 silently, and bots are always ignored. People blocked with ``/pair block`` or ``mnemo
 pairing block`` are ignored silently everywhere (DMs, groups, commands, buttons), whatever
 the allowlists say; only admins cannot be blocked. An unknown person who writes a DM is
-offered a pairing code instead (``gateway.pairing``: valid for an hour, at most
+offered a pairing code instead (``gateway.pairing.store``: valid for an hour, at most
 ``MAX_CODES_PER_DAY`` a day, then they are ignored until the day is over); an admin approves
 it with ``/pair approve CODE`` or ``mnemo pairing approve CODE``.
 """

@@ -28,8 +28,7 @@ from typing import Any
 from adapters.base import BotCommand
 from adapters.messages import InboundMessage, label
 from gateway.approvals import Card, answer, decider, listing
-from gateway.pairing import PairingStore, qualified_id
-from gateway.pairing_notices import listing_text
+from gateway.pairing import PairingStore, listing_text, qualified_id
 from gateway.people import parse_person
 from gateway.router import SessionKey
 from gateway.sessions import Sessions
@@ -42,10 +41,8 @@ from memory import (
     MemoryTurn,
     Target,
 )
-from memory.archive import Archive
-from memory.entries import preview
-from memory.records import without_header
-from memory.search import Searcher, when
+from memory.archive import Archive, Searcher, when, without_header
+from memory.curated import preview
 from memory.skills import SkillError, SkillStore
 
 __all__ = [

@@ -7,12 +7,20 @@ stderr handler whose formatter redacts after formatting:
   ``[redacted]`` wherever it appears — in a URL httpx logs (``/bot<token>/getUpdates``), in
   an exception's text, in a traceback;
 - anything shaped like a credential is replaced too, with the scanner's own credential
-  patterns (``memory.scan``'s ``hardcoded-secret``: ``sk-…`` keys, Telegram bot tokens,
+  patterns (``memory.scan.scanner``'s ``hardcoded-secret``: ``sk-…`` keys, Telegram bot tokens,
   GitHub/AWS/Slack tokens, private-key blocks, ``password=…``), so a secret nobody
   configured (one a person pasted into a chat, say) is not written to disk either.
 
 ``fmt="json"`` writes one JSON object per line: ``ts`` (ISO 8601, UTC), ``level``,
 ``logger``, ``message`` and, for an exception, ``exc`` — each field redacted.
+
+Library lines that are not news are kept out of the INFO log (``quiet_libraries``, part of
+``install``): each request the HTTP clients make (python-telegram-bot polls through
+``httpx``, the openai SDK talks through ``httpx``/``httpx2``: one INFO line per request
+otherwise) and the platform libraries' own start and stop lines, which the adapters restate
+once in their own words, are logged at DEBUG instead (``--verbose``, ``ops.log_level:
+debug``); discord.py's warnings that voice is not supported are dropped, as mnemo never
+joins a voice channel.
 
 A log message often carries text from outside (a platform's error, a name, a file name).
 It can never forge a line or drive a terminal: in text logs every control character of
@@ -31,13 +39,23 @@ from collections.abc import Iterable
 from datetime import UTC, datetime
 from typing import Literal
 
-from memory.scan import PATTERNS
+from memory.scan import pattern
 
-__all__ = ["JsonFormatter", "Redactor", "TextFormatter", "install", "one_line", "redact"]
+__all__ = [
+    "DEMOTED",
+    "DROPPED",
+    "JsonFormatter",
+    "Redactor",
+    "TextFormatter",
+    "install",
+    "one_line",
+    "quiet_libraries",
+    "redact",
+]
 
 FORMAT = "%(asctime)s %(levelname)s %(name)s: %(message)s"
 REDACTED = "[redacted]"
-_CREDENTIALS = next(p.regex for p in PATTERNS if p.id == "hardcoded-secret")
+_CREDENTIALS = pattern("hardcoded-secret").regex
 
 
 class Redactor:
@@ -102,6 +120,56 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(line, ensure_ascii=False)
 
 
+#: Library INFO lines logged at DEBUG instead, by logger: the message templates they start
+#: with, or None for every INFO line of that logger.
+DEMOTED: dict[str, tuple[str, ...] | None] = {
+    "httpx": None,  # "HTTP Request: POST …/bot<token>/getUpdates" on every poll
+    "httpx2": None,  # the openai SDK's client: one line per model request
+    # "telegram: @bot connected (polling)" and "… stopped" say it once
+    "telegram.ext.Application": (
+        "Application started",
+        "Application is stopping",
+        "Application.stop() complete",
+    ),
+    # "discord: connected as …" says it once
+    "discord.client": ("logging in using static token",),
+    "discord.gateway": ("Shard ID %s has connected to Gateway",),
+}
+#: Library warnings that do not apply to mnemo, dropped: it never joins a voice channel.
+DROPPED: dict[str, tuple[str, ...]] = {
+    "discord.client": ("PyNaCl is not installed", "davey is not installed"),
+}
+
+
+class _Quiet(logging.Filter):
+    def __init__(self, logger: logging.Logger, demoted: tuple[str, ...] | None) -> None:
+        super().__init__()
+        self.logger = logger
+        self.demoted = demoted
+        self.dropped = DROPPED.get(logger.name, ())
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        template = str(record.msg)
+        if record.levelno == logging.WARNING and template.startswith(self.dropped):
+            return False
+        if record.levelno == logging.INFO and (
+            self.demoted is None or template.startswith(self.demoted)
+        ):
+            record.levelno, record.levelname = logging.DEBUG, logging.getLevelName(logging.DEBUG)
+            return self.logger.isEnabledFor(logging.DEBUG)
+        return True
+
+
+def quiet_libraries() -> None:
+    """Put the filters of ``DEMOTED`` and ``DROPPED`` on their loggers (once, however often
+    it is called)."""
+    for name in DEMOTED.keys() | DROPPED.keys():
+        logger = logging.getLogger(name)
+        for old in [f for f in logger.filters if isinstance(f, _Quiet)]:
+            logger.removeFilter(old)
+        logger.addFilter(_Quiet(logger, DEMOTED.get(name, ())))
+
+
 def install(
     secrets: Iterable[str],
     *,
@@ -116,6 +184,5 @@ def install(
         root.removeHandler(old)
     root.addHandler(handler)
     root.setLevel(level)
-    # httpx logs every request URL at INFO; Telegram's carry the token (redacted anyway)
-    logging.getLogger("httpx").setLevel(max(level, logging.WARNING))
+    quiet_libraries()
     return handler

@@ -68,7 +68,7 @@ from prometheus_client.registry import Collector
 from adapters.skips import SKIP_REASONS, SkipReason
 from agent_core.models import ModelErrorKind
 from memory import FILE_NAMES, TARGETS, MemoryStores
-from memory.entries import usage_chars
+from memory.curated import usage_chars
 
 __all__ = [
     "MEMORY_FILES",

@@ -14,7 +14,9 @@ network, there is no authentication.
   warning is logged. Then 200 with ``Metrics.render()`` as Prometheus text format 0.0.4.
 - Any other path is 404; any other method on these paths is 405 (aiohttp's own answers).
 
-Access logging is off: a scrape every 15 s would drown the real log lines.
+Access logging is off: a scrape every 15 s would drown the real log lines. aiohttp is
+imported when the server starts, so ``parse_listen`` (``mnemo config check``, the Docker
+health check) costs no more than this module.
 """
 
 from __future__ import annotations
@@ -24,11 +26,12 @@ import logging
 import re
 from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Self
+from typing import TYPE_CHECKING, Self
 
-from aiohttp import web
+if TYPE_CHECKING:
+    from aiohttp import web
 
-from gateway.metrics import Metrics
+    from gateway.metrics import Metrics
 
 __all__ = ["METRICS_CONTENT_TYPE", "HealthCheck", "OpsServer", "Refresh", "parse_listen"]
 
@@ -102,6 +105,8 @@ class OpsServer:
         """Bind and serve; raises ``OSError`` if the address is taken or not ours."""
         if self._runner is not None:
             raise RuntimeError("OpsServer is already running")
+        from aiohttp import web  # noqa: PLC0415 - only a running endpoint needs it
+
         app = web.Application()
         app.router.add_get("/healthz", self._on_healthz)
         app.router.add_get("/metrics", self._on_metrics)
@@ -115,7 +120,7 @@ class OpsServer:
             await runner.cleanup()
             raise
         self._runner = runner
-        log.info("ops endpoint on http://%s/ (healthz, metrics)", self.address)
+        log.info("health and metrics on http://%s/ (/healthz, /metrics)", self.address)
 
     async def stop(self) -> None:
         """Close the listener and any open connections; safe to call twice."""
@@ -158,6 +163,8 @@ class OpsServer:
             return False, [f"health check failed: {type(exc).__name__}"]
 
     async def _on_metrics(self, request: web.Request) -> web.Response:
+        from aiohttp import web  # noqa: PLC0415 - loaded by start()
+
         await self._run_refresh()
         response = web.Response(status=200, body=self._metrics.render())
         response.headers["Content-Type"] = METRICS_CONTENT_TYPE
@@ -182,6 +189,8 @@ class OpsServer:
 
 
 def _text(status: int, body: str) -> web.Response:
+    from aiohttp import web  # noqa: PLC0415 - loaded by start()
+
     response = web.Response(status=status, text=body, content_type="text/plain")
     response.headers["Cache-Control"] = "no-store"
     return response

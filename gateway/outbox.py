@@ -11,6 +11,15 @@ here, once for every platform, from the adapter's translated errors:
   next ``flush``).
 - ``Forbidden`` / ``NotFound`` / ``BadRequest``: permanent; marked failed and logged.
 
+Delivery is at-least-once. The adapter reports each chunk the platform confirmed and the
+ledger records it before the next chunk goes (``Ledger.delivered``; the last one is recorded
+by ``mark_sent``), so a reply cut off by a crash or SIGKILL resumes after the restart with
+the chunks not yet confirmed. The one chunk in flight at that moment may have arrived
+without its confirmation being recorded: it is sent again. Each chunk carries the key
+``<row id>:<created_at>`` (``OutboundMessage.key``), from which the Discord adapter derives
+a nonce that Discord de-duplicates for a few minutes; Telegram has no idempotency key, so
+there that chunk can arrive twice.
+
 ``flush`` delivers everything pending (at start-up: replies a restart left unsent; at
 shutdown: the last ones), one task per chat so a slow chat does not hold up the others.
 
@@ -40,7 +49,7 @@ from adapters.base import (
     RateLimited,
 )
 from adapters.messages import OutboundMessage
-from memory.ledger import Ledger, OutboxRow, Outgoing
+from gateway.ledger import Ledger, OutboxRow, Outgoing
 
 __all__ = ["EDIT", "Delivery", "DeliveryPolicy", "Outbox"]
 
@@ -100,6 +109,11 @@ class Outbox:
         policy = self.policy
         sent = row.chunks_sent
         backoff = policy.backoff_s
+
+        async def delivered(done: int, total: int) -> None:
+            if done < total:  # the last one: mark_sent
+                await self.ledger.delivered(row.id, done)
+
         for _attempt in range(policy.max_attempts):
             message = OutboundMessage(
                 platform=row.platform,
@@ -111,6 +125,7 @@ class Outbox:
                 buttons=row.buttons,
                 skip_chunks=sent,
                 max_chunks=self.max_chunks,
+                key=f"{row.id}:{row.created_at!r}",
             )
             try:
                 if row.kind == EDIT:
@@ -122,7 +137,7 @@ class Outbox:
                         buttons=row.buttons,
                     )
                 else:
-                    await adapter.send(message)
+                    await adapter.send(message, delivered=delivered)
             except PlatformError as exc:
                 sent += len(exc.sent)
                 await self.ledger.progress(row.id, sent, str(exc))

@@ -34,11 +34,11 @@ from adapters.messages import Button, InboundMessage
 from agent_core.review import ReviewOutcome
 from gateway.approvals import Card, cards, decider
 from gateway.commands import CommandReply, answered_privately
+from gateway.ledger import Inbound, Ledger, Outgoing
 from gateway.outbox import EDIT, Delivery, Outbox
 from gateway.pairing import PairingStore
 from gateway.router import SessionKey
 from memory import MemoryStores
-from memory.ledger import Inbound, Ledger, Outgoing
 
 __all__ = ["ANSWERED_PRIVATELY", "ASK_PRIVATELY", "RESTARTED", "Replies"]
 

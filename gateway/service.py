@@ -6,9 +6,9 @@ Every update an adapter normalises goes through ``Gateway.receive`` in this orde
    bots and blocked people ignored silently. Nothing else runs for a message that fails here.
 2. **gate**: in a group the bot answers only when addressed (mention, reply, command),
    unless the platform's ``require_mention`` is off or the chat is a free-response chat.
-3. **deduplicate** (``memory.ledger``): an update seen before is dropped, so a redelivery
+3. **deduplicate** (``gateway.ledger``): an update seen before is dropped, so a redelivery
    after a restart never gets a second answer.
-4. **pairing** (``gateway.pairing_notices``): a stranger is told their code once (then at
+4. **pairing** (``gateway.pairing.notices``): a stranger is told their code once (then at
    most a reminder every 10 minutes), and the admins hear of each new code, batched.
 5. **budget** (``gateway.limits``): a message that would start a turn past the person's
    turns-an-hour or tokens-a-day budget is answered with the limit, not run.
@@ -43,15 +43,15 @@ from agent_core.agent import Agent, Conversation
 from agent_core.review import ReviewOutcome
 from gateway.auth import Access, Auth
 from gateway.commands import COMMANDS, CommandReply, CommandRequest, Commands, parse_command
+from gateway.ledger import Inbound, Ledger
 from gateway.limits import Budgets, Limits
 from gateway.metrics import Metrics, archive_bytes, memory_usage
 from gateway.outbox import Outbox
-from gateway.pairing_notices import PairingDesk
+from gateway.pairing import PairingDesk
 from gateway.replies import Replies
 from gateway.router import Router, RouterClosed, SessionKey
 from gateway.sessions import GroupScope, Sessions
 from gateway.turn_text import merged_text, skill_turn
-from memory.ledger import Inbound, Ledger
 
 __all__ = ["Gateway", "GatewaySettings", "PlatformPolicy"]
 

@@ -1,9 +1,10 @@
 """Storage with no knowledge of models or platforms: curated memory, scanner, archive."""
 
-from memory.entries import DELIMITER, FILE_NAMES, TARGETS, Target, format_usage, parse_entries
-from memory.scan import Finding, scan
-from memory.store import (
+from memory.curated import (
+    DELIMITER,
+    FILE_NAMES,
     MAX_FAILURES_PER_TURN,
+    TARGETS,
     BlockedEntry,
     DriftReport,
     InvalidPersonError,
@@ -15,8 +16,12 @@ from memory.store import (
     MemoryStores,
     MemoryTurn,
     PendingWrite,
+    Target,
+    format_usage,
+    parse_entries,
     validate_person,
 )
+from memory.scan import Finding, scan
 
 __all__ = [
     "DELIMITER",

@@ -18,9 +18,10 @@ from pathlib import Path
 
 import pytest
 
+from tests import REPO_ROOT
 from tests.fakes.openai_server import FakeOpenAI
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = REPO_ROOT
 PREFIX = ".venv/bin/mnemo"
 SHELL = re.compile(r"[|&;<>()$`\\\"'*?]")
 ENV_DROP = re.compile(r"^(MNEMO_|OPENAI_)|_BOT_TOKEN$|_WEBHOOK_SECRET$")

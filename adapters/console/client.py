@@ -33,7 +33,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol, TextIO, TypeVar
 
-from adapters.base import BotCommand, Forbidden, Sink
+from adapters.base import BotCommand, Delivered, Forbidden, Sink
 from adapters.console.normalize import normalize
 from adapters.console.render import render
 from adapters.messages import Button, Identity, InboundMessage, OutboundMessage
@@ -158,11 +158,15 @@ class ConsoleAdapter:
 
     # -- the Adapter protocol -------------------------------------------------------------
 
-    async def send(self, message: OutboundMessage) -> list[str]:
-        text = render(message)
+    async def send(
+        self, message: OutboundMessage, *, delivered: Delivered | None = None
+    ) -> list[str]:
+        text = render(message)  # the whole reply is one chunk here
         if text is None:
             return []
         self._print(text)
+        if delivered is not None:
+            await delivered(1, 1)
         return [str(next(self._ids))]
 
     async def edit(

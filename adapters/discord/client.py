@@ -38,7 +38,10 @@ Discord says the token is gone, or when the defer itself failed, the rest goes a
 messages: to the channel for a DM command, to the asker's DM for a guild command (its output
 was meant to be private, so it never falls back to the public channel). Other replies go
 to ``thread_id or chat_id`` (cached channel, else a ``PartialMessageable``, e.g. a DM after a
-restart), the first chunk as a reply (``fail_if_not_exists=False``).
+restart), the first chunk as a reply (``fail_if_not_exists=False``), each chunk with the
+nonce ``render.nonce`` derives from ``OutboundMessage.key`` and its index, so Discord
+answers a chunk sent again after a restart with the message it already made (for a few
+minutes: its ``enforce_nonce`` window). Interaction responses carry no nonce.
 
 Rate limits. discord.py buckets routes by their major parameter (the channel id) and on a
 429 sleeps ``retry_after`` and retries inside that bucket only, so flood control on one
@@ -61,7 +64,7 @@ import logging
 import re
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import aiohttp
@@ -71,6 +74,7 @@ from discord import app_commands
 
 from adapters.base import (
     BotCommand,
+    Delivered,
     Forbidden,
     NotFound,
     Sink,
@@ -82,7 +86,7 @@ from adapters.discord.errors import NO_PINGS, TOKEN_GONE, snowflake, translate
 from adapters.discord.intake import Client as _Client
 from adapters.discord.intake import Tree, guard_parsers, normalised
 from adapters.discord.normalize import normalize, normalize_interaction, normalize_press
-from adapters.discord.render import render
+from adapters.discord.render import nonce, render
 from adapters.messages import Button, InboundMessage, OutboundMessage
 from adapters.skips import SkipReason, Skips
 
@@ -453,28 +457,31 @@ class DiscordAdapter:
         except Exception as exc:
             raise (translate(exc, ()) or exc) from exc
 
-    async def send(self, message: OutboundMessage) -> list[str]:
+    async def send(
+        self, message: OutboundMessage, *, delivered: Delivered | None = None
+    ) -> list[str]:
         chunks: list[str | _WholeText] = list(render(message))
         kept, as_file = fold(len(chunks), message.max_chunks)
         if as_file:  # past max_chunks: the first chunks, then the whole text as a file
             chunks = [*chunks[:kept], _WholeText(message.text)]
         client = self._running()
+        progress = _Progress(message.key, message.skip_chunks, len(chunks), delivered)
         chunks = chunks[message.skip_chunks :]
         if not chunks:
             return []
         reply_id = snowflake(message.reply_to_message_id)
         pending = self._pending.get(reply_id) if reply_id is not None else None
         if pending is not None:
-            return await self._answer(client, pending, chunks, message)
+            return await self._answer(client, pending, chunks, message, progress)
         target = snowflake(message.thread_id or message.chat_id)
         if target is None:
             raise NotFound(f"not a Discord channel id: {message.thread_id or message.chat_id!r}")
         reply = message.reply_to_message_id if message.skip_chunks == 0 else None
-        return await self._post(client, target, chunks, reply, [], buttons=message.buttons)
+        return await self._post(client, target, chunks, reply, progress, buttons=message.buttons)
 
     async def _post(
         self, client: _Client, target: int, chunks: Sequence[str | _WholeText],
-        reply: str | None, sent: list[str], *, buttons: tuple[Button, ...] = (),
+        reply: str | None, progress: _Progress, *, buttons: tuple[Button, ...] = (),
     ) -> list[str]:  # fmt: skip
         channel: Any = client.get_channel(target)
         if not isinstance(channel, discord.abc.Messageable):
@@ -489,12 +496,12 @@ class DiscordAdapter:
                 async with asyncio.timeout(self._request_timeout):
                     posted = await channel.send(
                         **_content(chunk), reference=reference, allowed_mentions=NO_PINGS,
-                        **_view(buttons, index == len(chunks) - 1),
+                        nonce=progress.nonce(), **_view(buttons, index == len(chunks) - 1),
                     )  # fmt: skip
             except Exception as exc:
-                raise (translate(exc, sent) or exc) from exc
-            sent.append(str(posted.id))
-        return sent
+                raise (translate(exc, progress.sent) or exc) from exc
+            await progress.done(posted.id)
+        return progress.sent
 
     async def _answer(
         self,
@@ -502,14 +509,15 @@ class DiscordAdapter:
         pending: Deferred,
         chunks: Sequence[str | _WholeText],
         message: OutboundMessage,
+        progress: _Progress,
     ) -> list[str]:
-        sent: list[str] = []
+        sent, rest = progress.sent, self._fallback
         interaction = pending.interaction
         async with pending.lock:
             for index, chunk in enumerate(chunks):
                 expired = time.monotonic() - pending.created > self._interaction_ttl
                 if expired or not pending.deferred:
-                    return await self._fallback(client, pending, chunks[index:], message, sent)
+                    return await rest(client, pending, chunks[index:], message, progress)
                 view = _view(message.buttons, index == len(chunks) - 1)
                 try:
                     async with asyncio.timeout(self._request_timeout):
@@ -528,30 +536,50 @@ class DiscordAdapter:
                             )
                 except discord.HTTPException as exc:
                     if exc.code in TOKEN_GONE:
-                        return await self._fallback(client, pending, chunks[index:], message, sent)
+                        return await rest(client, pending, chunks[index:], message, progress)
                     raise (translate(exc, sent) or exc) from exc
                 except Exception as exc:
                     raise (translate(exc, sent) or exc) from exc
-                sent.append(str(posted.id))
+                await progress.done(posted.id)
         return sent
 
     async def _fallback(
         self, client: _Client, pending: Deferred, chunks: Sequence[str | _WholeText],
-        message: OutboundMessage, sent: list[str],
+        message: OutboundMessage, progress: _Progress,
     ) -> list[str]:  # fmt: skip
         """The interaction cannot answer (token expired or gone, or never deferred): a DM
         interaction continues in its channel, a guild one (private output) in the asker's DM."""
         self._pending.pop(pending.interaction.id, None)
         if not pending.ephemeral:
             return await self._post(
-                client, int(message.chat_id), chunks, None, sent, buttons=message.buttons
+                client, int(message.chat_id), chunks, None, progress, buttons=message.buttons
             )
         try:
             async with asyncio.timeout(self._request_timeout):
                 dm = await pending.interaction.user.create_dm()
         except Exception as exc:
-            raise (translate(exc, sent) or exc) from exc
-        return await self._post(client, dm.id, chunks, None, sent, buttons=message.buttons)
+            raise (translate(exc, progress.sent) or exc) from exc
+        return await self._post(client, dm.id, chunks, None, progress, buttons=message.buttons)
+
+
+@dataclass(slots=True)
+class _Progress:
+    """One ``send`` under way: the ids delivered, the next chunk's nonce, the report."""
+
+    key: str  # OutboundMessage.key: chunks get stable nonces only with one
+    skip: int  # chunks delivered by earlier attempts
+    total: int
+    report: Delivered | None
+    sent: list[str] = field(default_factory=list)
+
+    def nonce(self) -> str | None:
+        """None: discord.py draws a random one (a re-send is then a new message)."""
+        return nonce(self.key, self.skip + len(self.sent)) if self.key else None
+
+    async def done(self, message_id: int) -> None:
+        self.sent.append(str(message_id))
+        if self.report is not None:
+            await self.report(self.skip + len(self.sent), self.total)
 
 
 def _view(buttons: tuple[Button, ...], last: bool) -> dict[str, Any]:

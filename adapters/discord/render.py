@@ -12,16 +12,22 @@ Their data is a command, so a button whose command the text does not show alread
 gets a line at the end (``Approve 3 → /memory approve 3``): the person can always type it
 (or pick it from the slash menu), and a button Discord could not carry is not lost. The
 lines join the text before splitting, so they count toward the limit.
+
+``nonce(key, index)`` names chunk ``index`` of the reply ``key`` (the outbox row) the same
+way on every attempt. discord.py sends every message with a nonce and ``enforce_nonce``, and
+for a few minutes Discord answers a second message of the bot's with the same nonce with the
+first one instead of posting it again: a chunk re-sent after a restart is not duplicated.
 """
 
 from __future__ import annotations
 
+import hashlib
 import re
 
 from adapters.chunking import split_message
 from adapters.messages import OutboundMessage
 
-__all__ = ["LIMIT", "render"]
+__all__ = ["LIMIT", "nonce", "render"]
 
 LIMIT = 2000
 
@@ -42,3 +48,8 @@ def render(message: OutboundMessage) -> list[str]:
     if buttons:
         text = f"{text}\n\n{buttons}" if text.strip() else buttons
     return split_message(text, LIMIT)
+
+
+def nonce(key: str, index: int) -> str:
+    """The nonce of chunk ``index`` of the reply ``key``: 24 hex digits (Discord takes 25)."""
+    return hashlib.blake2b(f"{key}#{index}".encode(), digest_size=12).hexdigest()

@@ -73,6 +73,7 @@ from telegram.ext import Application, ApplicationBuilder, ContextTypes, ExtBot, 
 from adapters.base import (
     BadRequest,
     BotCommand,
+    Delivered,
     Forbidden,
     NotFound,
     PlatformError,
@@ -412,16 +413,20 @@ class TelegramAdapter:
         bot: ExtBot[Any] = self._app.bot
         return bot
 
-    async def send(self, message: OutboundMessage) -> list[str]:
+    async def send(
+        self, message: OutboundMessage, *, delivered: Delivered | None = None
+    ) -> list[str]:
         """Render, split and send; the ids of the messages sent, in order. Past
-        ``max_chunks`` the whole text goes as a Markdown file (``fold``)."""
+        ``max_chunks`` the whole text goes as a Markdown file (``fold``). Telegram has no
+        idempotency key: a chunk in flight when the process dies may arrive twice."""
         bot = self._bot()
         chat_id = _chat_id(message.chat_id)
         thread_id = _thread_id(message.thread_id)
         chunks = render(message)
         kept, as_file = fold(len(chunks), message.max_chunks)
+        total = kept + as_file
         sent: list[str] = []
-        for index in range(kept + as_file):
+        for index in range(total):
             if index < message.skip_chunks:
                 continue
             reply = None
@@ -436,6 +441,8 @@ class TelegramAdapter:
             except tg.TelegramError as exc:
                 raise self._translate(exc, sent, "sendMessage") from None
             sent.append(str(posted.message_id))
+            if delivered is not None:
+                await delivered(index + 1, total)
         return sent
 
     async def _send_file(

@@ -42,7 +42,7 @@ from agent_core.models import (
     ToolSpec,
     Usage,
 )
-from memory.scan import INVISIBLE_CHARS, PATTERNS
+from memory.scan import INVISIBLE_CHARS, pattern
 
 __all__ = ["OpenAIModel", "retry_after_seconds"]
 
@@ -51,7 +51,7 @@ MAX_RETRY_AFTER_S = 60.0
 EXCERPT_CHARS = 200
 NOT_A_COMPLETION = "the endpoint answered, but not with an OpenAI chat completion"
 REDACTED = "[redacted]"
-_CREDENTIALS = next(p.regex for p in PATTERNS if p.id == "hardcoded-secret")
+_CREDENTIALS = pattern("hardcoded-secret").regex
 
 
 def retry_after_seconds(headers: Mapping[str, str], *, now: float | None = None) -> float | None:

@@ -15,7 +15,7 @@ from agent_core.models import ChatMessage, ModelReply, ModelUnavailable, ToolCal
 from agent_core.models.scripted import ScriptedModel
 from agent_core.review import REVIEW_INSTRUCTION
 from memory import MemoryLimits, MemoryStores
-from memory.archive import Archive, SessionSpec, new_session_id
+from memory.archive.database import Archive, SessionSpec, new_session_id
 
 NOW = datetime(2026, 11, 30, 9, 30, tzinfo=UTC)
 

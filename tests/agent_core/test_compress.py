@@ -12,7 +12,7 @@ from agent_core.models import ModelReply, ToolCall, Usage
 from agent_core.models.scripted import ScriptedModel
 from agent_core.review import REVIEW_INSTRUCTION
 from memory import MemoryStores
-from memory.archive import Archive, SessionSpec, new_session_id
+from memory.archive.database import Archive, SessionSpec, new_session_id
 
 
 def test_split_keeps_head_and_tail_and_never_splits_a_tool_call() -> None:

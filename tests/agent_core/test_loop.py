@@ -7,14 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from agent_core.builtin import memory_tool, session_search_tool
 from agent_core.loop import BUDGET_NOTE, run_turn
 from agent_core.models import ModelReply, ToolCall, Usage
 from agent_core.models.scripted import ScriptedModel
-from agent_core.tools import Toolbox
+from agent_core.tools.base import Toolbox
+from agent_core.tools.builtin import memory_tool, session_search_tool
 from memory import MemoryLimits, MemoryStore, MemoryTurn
-from memory.archive import Archive
-from memory.search import SearchTool
+from memory.archive.database import Archive
+from memory.archive.search import SearchTool
 from tests.memory.conftest import make_session, say
 
 SYSTEM = {"role": "system", "content": "frozen"}

@@ -22,7 +22,7 @@ from agent_core.models import (
 from agent_core.models.openai import OpenAIModel, retry_after_seconds
 from agent_core.review import REVIEW_INSTRUCTION
 from memory import MemoryLimits, MemoryStores
-from memory.archive import Archive, SessionSpec, new_session_id
+from memory.archive.database import Archive, SessionSpec, new_session_id
 from tests.fakes.openai_server import (
     Call,
     Dynamic,

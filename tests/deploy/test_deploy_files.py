@@ -17,10 +17,11 @@ from typing import Any
 import pytest
 import yaml
 
-from gateway.config import Config, GatewayConfig, load_config, resolve_paths
-from gateway.config_doc import commented_config
+from gateway.config.doc import commented_config
+from gateway.config.schema import Config, GatewayConfig, load_config, resolve_paths
+from tests import REPO_ROOT
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 DEPLOY = ROOT / "deploy"
 DRAIN_S = GatewayConfig().drain_timeout_s
 REGENERATE = "python -m gateway config example > deploy/config.example.yaml"
@@ -180,14 +181,14 @@ def _ignored(path: str) -> bool:
     [
         (".venv/bin/python", True),
         (".git/HEAD", True),
-        ("tests/memory/corpus/x.json", True),
+        ("tests/memory/scan/corpus/x.json", True),
         ("mnemo.egg-info/PKG-INFO", True),
         ("deploy/mnemo.env", True),  # secrets never enter an image
         ("deploy/config.yaml", True),
         (".mypy_cache/3.11/x.json", True),
         ("gateway/__pycache__/cli.cpython-311.pyc", True),
-        ("gateway/cli.py", False),
-        ("memory/archive.py", False),
+        ("gateway/cli/__init__.py", False),
+        ("memory/archive/database.py", False),
         ("deploy/healthcheck.py", False),
         ("pyproject.toml", False),
     ],

@@ -12,7 +12,9 @@ from types import ModuleType
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests import REPO_ROOT
+
+ROOT = REPO_ROOT
 
 
 def _load() -> ModuleType:

@@ -29,12 +29,12 @@ from typing import Any, Protocol
 
 from agent_core.models.openai import OpenAIModel
 from agent_core.review import REVIEW_INSTRUCTION
-from gateway.app import build_gateway
-from gateway.cli_run import adapters_for
-from gateway.config import Config, Paths
+from gateway.cli.run import adapters_for
+from gateway.config.schema import Config, Paths
 from gateway.outbox import DeliveryPolicy
 from gateway.service import Gateway
-from memory.archive import Archive
+from gateway.wiring import build_gateway
+from memory.archive.database import Archive
 from tests.fakes.openai_server import Call, Dynamic, FakeOpenAI, Text, ToolCalls
 
 ALICE, BOB, ADMIN, STRANGER = 1, 2, 9, 77

@@ -10,7 +10,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
-from memory.skills import SkillChange, SkillStore
+from memory.skills.store import SkillChange, SkillStore
 from tests.e2e.stack import ADMIN, ALICE, BOB, STRANGER, Driver, long_reply, running, user_texts
 from tests.fakes.openai_server import Dynamic, FakeOpenAI, Text
 

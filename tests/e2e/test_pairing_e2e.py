@@ -1,7 +1,7 @@
 """Pairing over the wire, on every platform: a stranger is told their code once (then a
 reminder), the admin is notified with buttons and a press admits them, and a block holds
 across a restart. (The same rules in detail, through the in-process adapter:
-tests/gateway/test_pairing_gateway.py.)"""
+tests/gateway/pairing/test_gateway.py.)"""
 
 from __future__ import annotations
 

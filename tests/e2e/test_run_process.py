@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import sys
 from collections.abc import AsyncIterator
@@ -16,10 +17,11 @@ from typing import Any
 import pytest
 import yaml
 
+from tests import REPO_ROOT
 from tests.e2e.stack import ADMIN, ALICE, BOB, Driver
 from tests.fakes.openai_server import Dynamic, FakeOpenAI, Text
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = REPO_ROOT
 API_KEY = "sk-test-secret-api-key-0123456789"
 pytestmark = pytest.mark.slow  # every test starts mnemo run as a process
 
@@ -156,3 +158,37 @@ async def test_sighup_reloads_the_allowlist_and_refuses_a_pasted_token_without_l
     )
     assert f"platforms.{driver.platform}.token_env" in refused
     assert "XYZdqTcv" not in logs
+
+
+@pytest.mark.parametrize("level", ["info", "debug"])
+async def test_start_up_says_each_fact_once_and_requests_only_at_debug(
+    home: Path, driver: Driver, openai: FakeOpenAI, level: str
+) -> None:
+    """Issue 12 §6: one line for the ops endpoint (it used to be two), no line per HTTP
+    request at INFO (PTB polls through httpx, the openai SDK's client logs each call), the
+    libraries' own start/stop lines only at DEBUG, and no discord.py voice warnings."""
+    write_config(home, driver, openai, ops={"http": {"listen": "127.0.0.1:0"}, "log_level": level})
+    async with mnemo_run(home, driver) as running:
+        await driver.dm(ALICE, "hello")
+        assert await driver.replies(driver.dm_chat(ALICE), 1) == ["echo: hello"]
+        running.proc.send_signal(signal.SIGTERM)
+        logs = await running.finish()
+    assert running.proc.returncode == 0, logs
+    lines = logs.splitlines()
+    [ops] = [line for line in lines if "health and metrics on" in line]
+    address = re.search(r"http://(127\.0\.0\.1:\d+)/", ops)
+    assert address is not None
+    assert [line for line in lines if address[1] in line] == [ops]
+    assert "ops endpoint" not in logs
+    assert "voice will NOT be supported" not in logs
+    requests = [line for line in lines if "HTTP Request: POST" in line]
+    library = ("Application started", "Application.stop() complete", "Shard ID None has connected")
+    if level == "info":
+        assert requests == []
+        assert not [line for line in lines if any(text in line for text in library)]
+    else:  # demoted, not lost
+        assert requests
+        assert all(re.search(r" DEBUG (httpx2?|openai\S*): ", line) for line in requests), requests
+        assert re.search(r" DEBUG httpx2?: HTTP Request: POST \S+/chat/completions", logs)
+        started = library[0] if driver.platform == "telegram" else library[2]
+        assert re.search(rf" DEBUG \S+: {re.escape(started)}", logs)

@@ -17,6 +17,11 @@ own, ``components: []`` removes them. A press (interaction type 3) may be answer
 callback 4 or 5 like a command, or with 6 (deferred update: ``@original`` is then the
 pressed message itself, edited in place by a later PATCH) or 7 (UPDATE_MESSAGE: the
 callback's data edits the pressed message at once); 6 and 7 answer a command with 400.
+
+Nonces: a channel POST with ``nonce`` and ``enforce_nonce: true`` (discord.py sends both
+with every message) whose nonce the bot used within ``nonce_window`` seconds is answered
+200 with the message that nonce made, and nothing new is posted (recorded in
+``nonce_hits``), as Discord documents it.
 """
 
 from __future__ import annotations
@@ -62,6 +67,8 @@ class Injected:
     path: str | None  # a regex searched in the path
     body: Any
     times: int
+    after: int = 0  # matching requests let through first
+    handled: bool = False  # a hang after the request was carried out: only the answer is lost
 
 
 def _files(body: Any) -> tuple[tuple[str, bytes], ...]:
@@ -122,6 +129,9 @@ class DiscordRest(DiscordGateway):
 
     interaction_deadline: float
     interaction_ttl: float
+    nonce_window: float
+    nonces: dict[str, tuple[int, float]]
+    nonce_hits: list[str]
     echo_own_messages: bool
     users: dict[int, FakeUser]
     messages: dict[int, dict[str, Any]]
@@ -202,12 +212,20 @@ class DiscordRest(DiscordGateway):
                 and (injected.method in (None, request.method))
                 and (injected.path is None or re.search(injected.path, path))
             ):
+                if injected.after > 0:
+                    injected.after -= 1
+                    continue
                 injected.times -= 1
                 if injected.status is None:
+                    if injected.handled:
+                        await self._route(request, path, body)
                     await self._closing.wait()
                     return _error(503, 0, "fake closing")
                 answer = injected.body or {"message": f"{injected.status}: injected", "code": 0}
                 return _json(injected.status, answer)
+        return await self._route(request, path, body)
+
+    async def _route(self, request: web.Request, path: str, body: Any) -> web.Response:
         for method, pattern, handler in self._routes:
             match = pattern.fullmatch(path)
             if match and method == request.method:
@@ -332,7 +350,17 @@ class DiscordRest(DiscordGateway):
                     "_errors": [{"code": "MESSAGE_REFERENCE_UNKNOWN_MESSAGE",
                                  "message": "Unknown message"}]}})  # fmt: skip
             body = {k: v for k, v in body.items() if k != "message_reference"}
+        nonce = str(body["nonce"]) if body.get("enforce_nonce") and body.get("nonce") else None
+        known = self.nonces.get(nonce) if nonce is not None else None
+        if nonce is not None and known is not None:
+            message_id, made = known
+            if time.monotonic() - made <= self.nonce_window:  # Discord: "that message will
+                self.nonce_hits.append(nonce)  # be returned and no new message created"
+                return _json(200, self.messages[message_id], _ratelimit_headers(bucket, 4, 1.0))
         payload = self._bot_message(channel_id, body)
+        if nonce is not None:
+            payload["nonce"] = nonce
+            self.nonces[nonce] = (int(payload["id"]), time.monotonic())
         reply = payload.get("message_reference", {}).get("message_id")
         await self._record(Sent(
             "message", channel_id, payload["content"], int(payload["id"]), time.monotonic(),

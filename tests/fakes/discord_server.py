@@ -51,7 +51,9 @@ real one with :meth:`~FakeDiscord.message_payload` or
 :meth:`~FakeDiscord.press` (INTERACTION_CREATE type 3: someone presses a button of a
 message the bot sent with ``components``; see ``discord_rest`` for how the bot may answer),
 :meth:`~FakeDiscord.redeliver`, :meth:`~FakeDiscord.flood`, :meth:`~FakeDiscord.fail_next`,
-:meth:`~FakeDiscord.hang_next` and :meth:`~FakeDiscord.drop_connection`. Inspect
+:meth:`~FakeDiscord.hang_next` (also after the request was carried out: ``handled=True``)
+and :meth:`~FakeDiscord.drop_connection`. A message POST repeating a nonce of the last
+``nonce_window`` seconds gets the message it made, as with Discord's ``enforce_nonce``. Inspect
 :attr:`~FakeDiscord.sent` (what the bot made visible, with ``time.monotonic()`` stamps),
 :attr:`~FakeDiscord.callbacks`, :attr:`~FakeDiscord.calls` (every REST request),
 :attr:`~FakeDiscord.commands`, :attr:`~FakeDiscord.identify`, :attr:`~FakeDiscord.resumes`,
@@ -126,6 +128,7 @@ class FakeDiscord(DiscordRest, LoopbackServer):
         heartbeat_interval: float = 0.5,
         interaction_deadline: float = 3.0,
         interaction_ttl: float = 900.0,
+        nonce_window: float = 300.0,
         echo_own_messages: bool = True,
         shutdown_timeout: float = 2.0,
     ) -> None:
@@ -133,6 +136,7 @@ class FakeDiscord(DiscordRest, LoopbackServer):
         self.heartbeat_interval = heartbeat_interval  # seconds, sent in HELLO as ms
         self.interaction_deadline = interaction_deadline  # the 3-second rule
         self.interaction_ttl = interaction_ttl  # interaction tokens live 15 minutes
+        self.nonce_window = nonce_window  # enforce_nonce: "the past few minutes"
         self.echo_own_messages = echo_own_messages  # MESSAGE_CREATE for the bot's sends
         self._ids = itertools.count(1)
         self._last_id = 0
@@ -142,6 +146,7 @@ class FakeDiscord(DiscordRest, LoopbackServer):
         self.channels: dict[int, FakeChannel] = {}
         self.guilds: dict[int, Guild] = {}
         self.messages: dict[int, dict[str, Any]] = {}  # every message payload by id
+        self.nonces: dict[str, tuple[int, float]] = {}  # the bot's: message id, monotonic time
         self.interactions: dict[int, FakeInteraction] = {}
         # records
         self.sent: list[Sent] = []
@@ -154,6 +159,7 @@ class FakeDiscord(DiscordRest, LoopbackServer):
         self.resumes: list[dict[str, Any]] = []
         self.compression: list[str | None] = []  # ``compress`` query of each connection
         self.handler_errors: list[BaseException] = []
+        self.nonce_hits: list[str] = []  # sends answered with the message their nonce made
         self._floods: dict[int, deque[float | None]] = {}
         self._injected: list[Injected] = []
         self._sessions: dict[str, Session] = {}
@@ -270,10 +276,14 @@ class FakeDiscord(DiscordRest, LoopbackServer):
         self._injected.append(Injected(status, method, path, body, times))
 
     def hang_next(
-        self, *, times: int = 1, method: str | None = None, path: str | None = None
-    ) -> None:
-        """The next ``times`` matching REST requests never answer (until the fake closes)."""
-        self._injected.append(Injected(None, method, path, None, times))
+        self, *, times: int = 1, method: str | None = None, path: str | None = None,
+        after: int = 0, handled: bool = False,
+    ) -> None:  # fmt: skip
+        """The next ``times`` matching REST requests never answer (until the fake closes),
+        once ``after`` of them went through. ``handled``: each is carried out first (the
+        message is posted) and only its answer is lost, as when a connection dies with the
+        request already at Discord."""
+        self._injected.append(Injected(None, method, path, None, times, after, handled))
 
     async def drop_connection(self, code: int | None = 4000) -> None:
         """Close every gateway socket (``code``; ``None`` aborts TCP without a close frame).

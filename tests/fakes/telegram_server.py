@@ -247,11 +247,20 @@ class FakeBotAPI(BotAPIMethods, LoopbackServer):
             _Fault(method.lower(), chat_id, status, text, retry_after, None, times, after)
         )
 
-    def hang(self, method: str, seconds: float | None = None, *, times: int = 1) -> None:
-        """Hold the next ``times`` calls of ``method`` ``seconds`` (None: until close), then
-        answer them normally (if the client is still there)."""
+    def hang(
+        self,
+        method: str,
+        seconds: float | None = None,
+        *,
+        times: int = 1,
+        chat_id: int | None = None,
+        after: int = 0,
+    ) -> None:
+        """Hold the next ``times`` calls of ``method`` (to ``chat_id``, if given) ``seconds``
+        (None: until close, then 503: never carried out), once ``after`` matching calls have
+        gone through; then answer them normally (if the client is still there)."""
         hold = float("inf") if seconds is None else seconds
-        self._faults.append(_Fault(method.lower(), None, None, "", None, hold, times))
+        self._faults.append(_Fault(method.lower(), chat_id, None, "", None, hold, times, after))
 
     def flood(self, chat_id: int, retry_after: int = 3, *, times: int = 1, after: int = 0) -> None:
         """The next ``times`` sendMessage calls to ``chat_id`` hit flood control (429), once

@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from adapters.base import BotCommand, PlatformError, Sink
+from adapters.base import BotCommand, Delivered, PlatformError, Sink
 from adapters.chunking import split_message
 from adapters.messages import Button, ChatType, Identity, InboundMessage, OutboundMessage, Pressed
 from adapters.skips import SKIP_REASONS
@@ -81,17 +81,22 @@ class ChatAdapter:
     async def stop(self) -> None:
         self.sink = None
 
-    async def send(self, message: OutboundMessage) -> list[str]:
+    async def send(
+        self, message: OutboundMessage, *, delivered: Delivered | None = None
+    ) -> list[str]:
         queue = self.failures.get(message.chat_id)
         if queue:
             raise queue.pop(0)
-        chunks = split_message(message.text, self.limit)[message.skip_chunks :]
+        every = split_message(message.text, self.limit)
+        chunks = every[message.skip_chunks :]
         self.sent.append(Sent(message, chunks, asyncio.get_running_loop().time()))
         self._changed.set()
         ids = [str(next(self._ids)) for _ in chunks]
         for index, (chunk, message_id) in enumerate(zip(chunks, ids, strict=True)):
             last = index == len(chunks) - 1
             self.shown[message_id] = Shown(message.chat_id, chunk, message.buttons if last else ())
+            if delivered is not None:
+                await delivered(message.skip_chunks + index + 1, len(every))
         return ids
 
     async def edit(

@@ -17,11 +17,11 @@ from adapters.base import RateLimited
 from adapters.messages import Pressed
 from agent_core.models import ModelReply, ToolCall, Usage
 from gateway.approvals import CARD_CHARS, PER_CARD, QUOTE, answer, cards, decider, listing
-from gateway.config import Config
+from gateway.config.schema import Config
 from memory import MemoryStore, MemoryTurn, PendingWrite
-from memory.approval import Decision
-from memory.archive import Archive
-from memory.operations import Operation
+from memory.archive.database import Archive
+from memory.curated.approval import Decision
+from memory.curated.operations import Operation
 from tests.gateway.harness import ChatAdapter
 from tests.gateway.test_service import Rig, config
 

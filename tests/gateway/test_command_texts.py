@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.archive import Archive
+from memory.archive.database import Archive
 from tests.gateway.test_service import ADMIN, Rig, config
 
 

@@ -17,9 +17,9 @@ from adapters.base import Forbidden
 from agent_core.models import ModelReply, ToolCall, Usage
 from agent_core.review import REVIEW_INSTRUCTION
 from gateway.commands import NAMES, PRIVATE, PUBLIC, answered_privately
-from gateway.config import Config
+from gateway.config.schema import Config
 from gateway.replies import ANSWERED_PRIVATELY, ASK_PRIVATELY
-from memory.archive import Archive
+from memory.archive.database import Archive
 from tests.gateway.test_service import ADMIN, Rig, config
 
 GROUP = {"chat": "-100", "chat_type": "group"}

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from adapters import Identity, InboundMessage
-from gateway.config import Config
+from gateway.config.schema import Config
 from gateway.limits import Budgets, Limited, Limits, Spent, starts_turn
-from memory.archive import Archive, NewMessage, SessionSpec
+from memory.archive.database import Archive, NewMessage, SessionSpec
 from tests.gateway.test_service import ADMIN, Rig, config
 
 NOON = datetime(2026, 3, 2, 12, 0, tzinfo=UTC).timestamp()

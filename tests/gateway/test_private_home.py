@@ -9,7 +9,7 @@ import pytest
 
 from gateway.auth import PairingStore
 from gateway.cli import main
-from tests.gateway.test_cli_chat import chat
+from tests.gateway.cli.test_chat import chat
 from tests.memory.test_private_modes import assert_private, modes
 
 

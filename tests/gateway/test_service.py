@@ -18,12 +18,12 @@ from adapters.base import Forbidden, RateLimited, Sink, Unavailable
 from agent_core.models import ModelReply, ToolCall, Usage
 from agent_core.models.scripted import ScriptedModel
 from agent_core.review import REVIEW_INSTRUCTION
-from gateway.app import access, build_gateway, gateway_settings
-from gateway.config import Config, Paths
+from gateway.config.schema import Config, Paths
 from gateway.outbox import DeliveryPolicy
 from gateway.replies import RESTARTED
 from gateway.service import CANCELLED, Gateway
-from memory.archive import Archive
+from gateway.wiring import access, build_gateway, gateway_settings
+from memory.archive.database import Archive
 from tests.gateway.harness import ChatAdapter
 
 ADMIN = "9"
@@ -406,7 +406,7 @@ description: Rotate and compress the app's logs without losing lines
 async def test_a_skill_runs_as_a_slash_command_with_its_body_in_the_user_message(
     rig: Rig,
 ) -> None:
-    from memory.skills import SkillChange, SkillStore
+    from memory.skills.store import SkillChange, SkillStore
 
     SkillStore(rig.home / "skills").apply(SkillChange("create", "rotate-logs", content=SKILL))
     await rig.adapter.say("/skills")
@@ -421,7 +421,7 @@ async def test_a_skill_runs_as_a_slash_command_with_its_body_in_the_user_message
 
 
 async def test_skill_changes_are_reviewed_by_admins_in_chat(rig: Rig) -> None:
-    from memory.skills import SkillChange, SkillStore
+    from memory.skills.store import SkillChange, SkillStore
 
     store = SkillStore(rig.home / "skills")
     pending = store.stage(

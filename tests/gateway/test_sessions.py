@@ -12,7 +12,7 @@ from agent_core.models.scripted import ScriptedModel, echo
 from gateway.router import SessionKey
 from gateway.sessions import Sessions
 from memory import MemoryStores
-from memory.archive import Archive
+from memory.archive.database import Archive
 from tests.gateway.harness import ChatAdapter
 
 

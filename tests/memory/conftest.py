@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from memory.archive import Archive, NewMessage, SessionSpec
-from memory.skills import SkillStore
+from memory.archive.database import Archive, NewMessage, SessionSpec
+from memory.skills.store import SkillStore
 from tests.memory.zygote import Zygote
 
 FIGURE = "memory scanner figure"
@@ -21,7 +21,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     """Figures travel with the report of the test that measured them: under pytest-xdist
     the tests run in workers and only the reports reach the process that prints."""
     report = yield
-    scan_tests = sys.modules.get("tests.memory.test_scan")
+    scan_tests = sys.modules.get("tests.memory.scan.test_scan")
     if call.when == "call" and scan_tests is not None:
         figures: dict[str, str] = scan_tests.FIGURES
         report.user_properties += [(FIGURE, f"{k}: {line}") for k, line in figures.items()]
@@ -50,7 +50,7 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 @pytest.fixture(scope="session")
 def _zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zygote]:
     log = tmp_path_factory.mktemp("writers") / "stderr.log"
-    with Zygote(log, "memory", "memory.archive", "memory.skills") as zygote:
+    with Zygote(log, "memory", "memory.archive.database", "memory.skills.store") as zygote:
         yield zygote
 
 

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from memory import MemoryStores, MemoryTurn
-from memory.archive import Archive
+from memory.archive.database import Archive
 from memory.files import ensure_private_dir, file_lock
-from memory.skills import SkillChange, SkillStore
+from memory.skills.store import SkillChange, SkillStore
 from tests.memory.conftest import make_session, say
-from tests.memory.skill_files import skill_md
+from tests.memory.skills.helpers import skill_md
 
 
 def mode(path: Path) -> int:

@@ -1,5 +1,5 @@
 """The console adapter in-process, on a pipe: one line at a time, Ctrl-C, the end of input.
-(On a real pseudo-terminal, through ``mnemo chat``: tests/gateway/test_cli_chat_terminal.py.)"""
+(On a real pseudo-terminal, through ``mnemo chat``: tests/gateway/cli/test_chat_terminal.py.)"""
 
 from __future__ import annotations
 

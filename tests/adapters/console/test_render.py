@@ -7,7 +7,7 @@ import unicodedata
 from adapters.console import render, visible
 from adapters.messages import OutboundMessage
 from gateway.terminal import visible as gateway_visible
-from memory.scan import INVISIBLE_CHARS
+from memory.scan.scanner import INVISIBLE_CHARS
 
 
 def reply(text: str, **kwargs: object) -> OutboundMessage:

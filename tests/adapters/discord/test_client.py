@@ -4,6 +4,7 @@ gateway). Nothing of ours is patched; only the fake's wire behaviour is scripted
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import gc
 import re
 import time
@@ -288,6 +289,34 @@ async def test_long_flood_raises_rate_limited_with_what_was_sent(world: World) -
         int(limited.value.sent[0]),
         *map(int, rest),
     ]
+
+
+async def test_a_chunk_sent_again_with_its_key_is_not_posted_twice(world: World) -> None:
+    """With a key each chunk carries a stable nonce (discord.py adds enforce_nonce), so a
+    chunk sent again, as after a restart, gets the message it already made."""
+    adapter = await world.start()
+    message = out(world.general, long_reply(), key="42:1700000000.5")
+    reports: list[tuple[int, int]] = []
+
+    async def delivered(done: int, total: int) -> None:
+        reports.append((done, total))
+
+    first = await adapter.send(message, delivered=delivered)
+    assert len(first) == 3 and reports == [(1, 3), (2, 3), (3, 3)]
+    posted = [c.body["nonce"] for c in world.dc.calls if c.method == "POST"]
+    assert len(set(posted)) == 3 and all(len(n) <= 25 for n in posted)
+    again = await adapter.send(dataclasses.replace(message, skip_chunks=1))
+    assert again == first[1:]  # Discord answered with the messages already there
+    assert len(world.dc.sent) == 3 and world.dc.nonce_hits == posted[1:]
+    other = await adapter.send(dataclasses.replace(message, key="43:1700000001.5"))
+    assert len(world.dc.sent) == 6 and not set(other) & set(first)
+
+
+async def test_without_a_key_a_send_again_is_a_new_message(world: World) -> None:
+    adapter = await world.start()
+    await adapter.send(out(world.general, "hi"))
+    await adapter.send(out(world.general, "hi"))
+    assert len(world.dc.sent) == 2 and world.dc.nonce_hits == []
 
 
 async def test_errors_are_translated(world: World) -> None:

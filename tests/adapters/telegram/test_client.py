@@ -290,6 +290,25 @@ async def test_flood_control_is_rate_limited_with_what_was_sent(
     assert sum(s.text.count("bernoulli(") for s in api.sent) == 130
 
 
+async def test_each_chunk_is_reported_once_telegram_confirmed_it(
+    adapter: TelegramAdapter, api: FakeBotAPI
+) -> None:
+    """The outbox records progress from these reports: each comes after its sendMessage was
+    answered and before the next one is made (a fourth, the file, counts as one chunk)."""
+    text = reply_with_fence() + "\n\n" + reply_with_fence()
+    message = OutboundMessage("telegram", str(USER), text, max_chunks=3)
+    reports: list[tuple[int, int, int]] = []
+
+    async def delivered(done: int, total: int) -> None:
+        reports.append((done, total, len(api.calls_of("sendMessage"))))
+
+    await adapter.send(message, delivered=delivered)
+    assert reports == [(1, 3, 1), (2, 3, 2), (3, 3, 2)]  # the third is the file
+    reports.clear()
+    await adapter.send(dataclasses.replace(message, skip_chunks=2), delivered=delivered)
+    assert reports == [(3, 3, 2)]
+
+
 async def test_past_max_chunks_the_whole_text_follows_as_a_file_counted_as_one_chunk(
     adapter: TelegramAdapter, api: FakeBotAPI
 ) -> None:

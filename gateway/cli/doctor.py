@@ -1,0 +1,320 @@
+"""``mnemo doctor``: the config check plus live checks, as a table (or ``--json``).
+
+Rows, in this order (each check is one or more rows ``check | result | detail``)::
+
+    config    gateway.cli.preflight.check_environment (as `mnemo config check`): a row per problem
+    model     one tiny chat completion (no retries, --timeout): model name and latency; an
+              endpoint that answers with something else (a proxy's page, invalid JSON, no
+              ``choices``) is named as such, with the content type and how the body begins
+    telegram  getMe with the configured token (adapters.telegram.probe)
+    discord   GET /users/@me with the configured token (adapters.discord.probe)
+    home      a temporary file created and deleted there; group/other access to the home
+              or to memories/ is a warning naming the `chmod 700` that fixes it
+    archive   state.db opened and integrity-checked (memory.archive.database.Archive.check)
+    memory    per person: blocked entries and drifted files (warnings: `mnemo memory scan`)
+    skills    SkillStore.check problems (a warning: `mnemo skills check`)
+
+Results are ``ok``, ``warn``, ``fail`` and ``skip`` (a disabled platform). The exit status is
+1 when any row failed, 0 otherwise: warnings need an operator's eye, not a restart.
+
+The live checks never disturb a running gateway: the probes consume no updates and open no
+gateway session, and the model request is one short message. Every check runs concurrently
+(the file checks on worker threads) and is guarded, so one that crashes is a failed row, not
+a traceback. Every detail is redacted (the configured tokens, the API key and anything shaped
+like a credential, ``gateway.logs.Redactor``) and made terminal-safe (``visible``) before it
+is printed. The model's API key is never part of any message we build.
+
+Opening an existing ``state.db`` applies pending migrations, as every other command does;
+nothing else is written, and a missing home or archive is never created.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import json
+import os
+import shlex
+import stat
+import tempfile
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import asdict, dataclass, replace
+from typing import Any, Literal
+
+from adapters.base import Forbidden, PlatformError
+from agent_core.models import ModelError, ModelInvalidResponse
+from gateway.cli.preflight import check_environment
+from gateway.cli.run import secrets_of
+from gateway.config import Config, Paths, memory_stores
+from gateway.logs import Redactor
+from gateway.terminal import visible
+from memory.archive import Archive
+from memory.skills import SkillStore
+
+__all__ = ["Check", "register", "render_table", "run_checks"]
+
+Result = Literal["ok", "warn", "fail", "skip"]
+PING = [{"role": "user", "content": "Reply with the single word: ok"}]
+BASE_URL_HINT = "; is model.base_url the API's address (it usually ends in /v1)?"
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    check: str
+    result: Result
+    detail: str
+
+
+def register(commands: Any) -> None:
+    p = commands.add_parser(
+        "doctor", help="check config, model, platform tokens, home, archive and memory"
+    )
+    p.add_argument("--json", action="store_true")
+    p.add_argument(
+        "--timeout", type=_seconds, default=10.0, help="seconds each live check may take (10)"
+    )
+    p.set_defaults(handler=_doctor)
+
+
+def _seconds(text: str) -> float:
+    with contextlib.suppress(ValueError):
+        if 0 < (value := float(text)) <= 600:
+            return value
+    raise argparse.ArgumentTypeError(f"expected seconds between 0 and 600, got {text!r}")
+
+
+def _doctor(args: argparse.Namespace, paths: Paths, config: Config) -> int:
+    environ = dict(os.environ)
+    rows = asyncio.run(run_checks(paths, config, environ, timeout_s=args.timeout))
+    redact = Redactor(secrets_of(config, environ))
+    rows = [replace(r, detail=visible(" ".join(redact(r.detail).split()))) for r in rows]
+    failed = sum(r.result == "fail" for r in rows)
+    if args.json:
+        print(json.dumps({"ok": not failed, "checks": [asdict(r) for r in rows]}, indent=2))
+    else:
+        print(render_table(rows))
+        warned = sum(r.result == "warn" for r in rows)
+        print(f"\n{_count(failed, 'failure')}, {_count(warned, 'warning')}")
+    return 1 if failed else 0
+
+
+def render_table(rows: list[Check]) -> str:
+    """Aligned plain-text columns under a header line."""
+    lines = [("CHECK", "RESULT", "DETAIL"), *((r.check, r.result, r.detail) for r in rows)]
+    width = max(len(line[0]) for line in lines)
+    result_width = max(len(line[1]) for line in lines)
+    return "\n".join(
+        f"{check:<{width}}  {result:<{result_width}}  {detail}".rstrip()
+        for check, result, detail in lines
+    )
+
+
+async def run_checks(
+    paths: Paths, config: Config, environ: Mapping[str, str], *, timeout_s: float = 10.0
+) -> list[Check]:
+    """Every check, concurrently; the rows in a fixed order."""
+    groups = await asyncio.gather(
+        _guard("config", asyncio.to_thread(check_config, paths, config, environ)),
+        _guard("model", check_model(config, environ, timeout_s)),
+        *(_guard(name, check_platform(name, config, environ, timeout_s)) for name in PLATFORMS),
+        _guard("home", asyncio.to_thread(check_home, paths)),
+        _guard("archive", check_archive(paths)),
+        _guard("memory", asyncio.to_thread(check_memory, paths, config)),
+        _guard("skills", asyncio.to_thread(check_skills, paths)),
+    )
+    return [row for group in groups for row in group]
+
+
+async def _guard(name: str, work: Awaitable[list[Check]]) -> list[Check]:
+    try:
+        return await work
+    except Exception as exc:  # a doctor reports a crashing check, it does not crash
+        return [Check(name, "fail", f"the check itself failed: {_error(exc)}")]
+
+
+# -- the checks ----------------------------------------------------------------------------
+
+
+def check_config(paths: Paths, config: Config, environ: Mapping[str, str]) -> list[Check]:
+    problems = check_environment(config, environ)
+    if problems:
+        return [Check("config", "fail", problem) for problem in problems]
+    source = paths.config_file if paths.config_file.exists() else "defaults (no config file)"
+    return [Check("config", "ok", f"{source}: settings and environment complete")]
+
+
+async def check_model(config: Config, environ: Mapping[str, str], timeout_s: float) -> list[Check]:
+    section = config.model
+    where = section.base_url or "api.openai.com"
+    key = environ.get(section.api_key_env) or None
+    if key is None and section.base_url is None:
+        return [Check("model", "fail", f"not checked: {section.api_key_env} is not set")]
+    from agent_core.models.openai import OpenAIModel
+
+    started = time.monotonic()
+    async with OpenAIModel(
+        name=section.name,
+        base_url=section.base_url,
+        api_key=key,
+        timeout_s=timeout_s,
+        max_retries=0,
+    ) as model:
+        try:
+            async with asyncio.timeout(timeout_s):
+                reply = await model.complete(PING, [], max_tokens=1)
+        except TimeoutError:
+            return [Check("model", "fail", f"{section.name} at {where}: {_late(timeout_s)}")]
+        except ModelInvalidResponse as exc:  # it answered: say with what
+            detail = f"{section.name} at {where}: {exc.reason}{BASE_URL_HINT}"
+            return [Check("model", "fail", detail)]
+        except ModelError as exc:
+            return [Check("model", "fail", f"{section.name} at {where}: {_error(exc)}")]
+    elapsed = _ms(started)
+    return [Check("model", "ok", f"{reply.model or section.name} answered in {elapsed} ({where})")]
+
+
+async def _probe_telegram(config: Config, token: str, timeout_s: float) -> str:
+    from adapters.telegram import probe
+
+    return await probe(token, base_url=config.platforms.telegram.base_url, timeout=timeout_s)
+
+
+async def _probe_discord(config: Config, token: str, timeout_s: float) -> str:
+    from adapters.discord import probe
+
+    return await probe(token, api_base=config.platforms.discord.api_base, timeout=timeout_s)
+
+
+PLATFORMS: dict[str, Callable[[Config, str, float], Awaitable[str]]] = {
+    "telegram": _probe_telegram,
+    "discord": _probe_discord,
+}
+
+
+async def check_platform(
+    name: str, config: Config, environ: Mapping[str, str], timeout_s: float
+) -> list[Check]:
+    section = getattr(config.platforms, name)
+    if not section.enabled:
+        return [Check(name, "skip", "not enabled")]
+    token = environ.get(section.token_env, "").strip()
+    if not token:
+        return [Check(name, "fail", f"{section.token_env} is not set")]
+    started = time.monotonic()
+    try:
+        async with asyncio.timeout(timeout_s):
+            who = await PLATFORMS[name](config, token, timeout_s)
+    except TimeoutError:
+        return [Check(name, "fail", _late(timeout_s))]
+    except Forbidden as exc:
+        return [Check(name, "fail", f"{_error(exc)}; check {section.token_env}")]
+    except PlatformError as exc:
+        return [Check(name, "fail", _error(exc))]
+    return [Check(name, "ok", f"token accepted: {who} in {_ms(started)}")]
+
+
+def check_home(paths: Paths) -> list[Check]:
+    home = paths.home
+    if not home.exists():
+        return [Check("home", "fail", f"{home} does not exist; run `mnemo init`")]
+    if not home.is_dir():
+        return [Check("home", "fail", f"{home} is not a directory")]
+    try:
+        fd, name = tempfile.mkstemp(prefix=".doctor-", dir=home)
+        os.close(fd)
+        os.unlink(name)
+    except OSError as exc:
+        return [Check("home", "fail", f"{home} is not writable: {exc.strerror or exc}")]
+    mode = stat.S_IMODE(home.stat().st_mode)
+    if mode & 0o077:
+        detail = (
+            f"{home} is writable but mode {mode:o} lets others in;"
+            f" run `chmod 700 {shlex.quote(str(home))}`"
+        )
+        rows = [Check("home", "warn", detail)]
+    else:
+        rows = [Check("home", "ok", f"{home} is writable")]
+    memories = paths.memories
+    try:
+        info = memories.stat()
+    except OSError:  # missing: nothing remembered yet
+        return rows
+    mode = stat.S_IMODE(info.st_mode)
+    if stat.S_ISDIR(info.st_mode) and mode & 0o077:
+        detail = (
+            f"{memories} has mode {mode:o}: other users can see who talks to the bot;"
+            f" run `chmod 700 {shlex.quote(str(memories))}`"
+        )
+        rows.append(Check("home", "warn", detail))
+    return rows
+
+
+async def check_archive(paths: Paths) -> list[Check]:
+    db = paths.state_db
+    if not db.exists():
+        return [Check("archive", "ok", f"{db.name} not created yet")]
+    try:
+        archive = await Archive.open(db)
+    except Exception as exc:  # sqlite3.DatabaseError "file is not a database", OSError
+        return [Check("archive", "fail", f"cannot open {db}: {_error(exc)}")]
+    async with archive:
+        problems = await archive.check()
+        counts = await archive.counts() if not problems else {}
+    if problems:
+        hint = "; see `mnemo sessions check` (--repair rebuilds the search indexes)"
+        return [Check("archive", "fail", f"{problem}{hint}") for problem in problems]
+    sessions, messages = counts.get("sessions", 0), counts.get("messages", 0)
+    detail = f"integrity ok: {_count(sessions, 'session')}, {_count(messages, 'message')}"
+    return [Check("archive", "ok", detail)]
+
+
+def check_memory(paths: Paths, config: Config) -> list[Check]:
+    rows: list[Check] = []
+    stores = 0
+    for store in memory_stores(paths, config):
+        stores += 1
+        blocked, drifts = store.check()
+        found = []
+        if blocked:
+            found.append(_count(len(blocked), "blocked entry", "blocked entries"))
+        if drifts:
+            found.append(_count(len(drifts), "drifted file"))
+        if found:
+            detail = f"{store.person}: {', '.join(found)}; run `mnemo memory scan`"
+            rows.append(Check("memory", "warn", detail))
+    return rows or [Check("memory", "ok", f"{_count(stores, 'store')}, nothing blocked or drifted")]
+
+
+def check_skills(paths: Paths) -> list[Check]:
+    store = SkillStore(paths.skills)
+    problems = store.check()
+    if problems:
+        first = problems[0]
+        detail = (
+            f"{_count(len(problems), 'problem')} (first: {first.path}: {first.reason});"
+            " run `mnemo skills check`"
+        )
+        return [Check("skills", "warn", detail)]
+    return [Check("skills", "ok", f"{_count(len(store.scan()[0]), 'skill')}, no problems")]
+
+
+# -- helpers -------------------------------------------------------------------------------
+
+
+def _error(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _late(timeout_s: float) -> str:
+    return f"no answer within {timeout_s:g} s"
+
+
+def _ms(started: float) -> str:
+    return f"{(time.monotonic() - started) * 1000:.0f} ms"
+
+
+def _count(n: int, singular: str, plural: str | None = None) -> str:
+    return f"{n} {singular if n == 1 else (plural or singular + 's')}"

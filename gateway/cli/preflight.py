@@ -1,0 +1,68 @@
+"""Checks of a loaded config against the environment it will run in, with no I/O.
+
+The loader already rejects what is wrong *inside* the file (unknown keys, types, ranges,
+URLs, ids, admin entries: ``gateway.config.checks``); ``check_environment`` finds what is
+wrong *between* the file and the world: an enabled platform whose token variable is unset,
+no model endpoint, a webhook without a public URL, an ``ops.http.listen`` the endpoint
+would refuse (``gateway.ops_http.parse_listen``). It returns one line per problem, naming keys and
+variable names but never a variable's value, so its output is safe to print and log.
+``mnemo config check`` prints the lines; ``mnemo doctor`` runs the same function before its
+live checks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from gateway.config import Config
+from gateway.ops_http import parse_listen
+
+__all__ = ["check_environment", "enabled_platforms"]
+
+
+def enabled_platforms(config: Config) -> list[str]:
+    """Names of the ``platforms.*`` sections with ``enabled: true``, in config order."""
+    return [
+        name
+        for name in type(config.platforms).model_fields
+        if getattr(config.platforms, name).enabled
+    ]
+
+
+def check_environment(config: Config, environ: Mapping[str, str]) -> list[str]:
+    """Every problem between ``config`` and ``environ``, one line each (empty: all good)."""
+    problems: list[str] = []
+    platforms = enabled_platforms(config)
+    for name in platforms:
+        variable = getattr(config.platforms, name).token_env
+        if not environ.get(variable, "").strip():
+            problems.append(
+                f"platforms.{name} is enabled but {variable} is not set"
+                f" (the bot token; set it in the environment, never in the file)"
+            )
+    problems += _model(config, environ)
+    telegram = config.platforms.telegram
+    if "telegram" in platforms and telegram.mode == "webhook" and not telegram.webhook_url:
+        problems.append(
+            "platforms.telegram.mode is webhook but platforms.telegram.webhook_url is empty"
+            " (the public HTTPS URL Telegram posts to; or use mode: polling)"
+        )
+    if config.ops.http.listen is not None:
+        try:
+            parse_listen(config.ops.http.listen)
+        except ValueError as exc:  # the message names ops.http.listen
+            problems.append(str(exc))
+    return problems
+
+
+def _model(config: Config, environ: Mapping[str, str]) -> list[str]:
+    model = config.model
+    if model.base_url is None:
+        if environ.get(model.api_key_env, "").strip():
+            return []
+        return [
+            f"no model endpoint: {model.api_key_env} is not set and model.base_url is empty"
+            " (set the key to use OpenAI, or point model.base_url at an OpenAI-compatible"
+            " server such as http://127.0.0.1:11434/v1)"
+        ]
+    return []  # a base_url's form is the loader's to check

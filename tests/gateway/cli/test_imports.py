@@ -1,0 +1,110 @@
+"""Fast commands (issue 12 §6): the everyday commands load neither the model SDK nor the
+platform libraries nor the HTTP stack; `mnemo run` and `mnemo chat` import them when they run.
+
+Each command runs in a fresh interpreter against a home that has something to show (a memory
+entry, so `memory show` scans; an archived session, so `sessions list` reads `state.db`),
+and reports which top-level packages it imported. No timing here: `make bench-cli` measures.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytestmark = pytest.mark.slow
+
+#: What `mnemo run` and `mnemo chat` need and the everyday commands must not import.
+HEAVY = frozenset(
+    {"openai", "telegram", "discord", "aiohttp", "prometheus_client"}
+    | {"httpx", "httpcore", "httpx2", "httpcore2"}  # the openai SDK's client, either generation
+)
+
+PROBE = """
+import contextlib, io, json, sys
+from gateway.cli import main
+out, err = io.StringIO(), io.StringIO()
+with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+    code = main(sys.argv[1:])
+loaded = sorted({name.split(".")[0] for name in sys.modules})
+print(json.dumps({"code": code, "out": out.getvalue(), "err": err.getvalue(), "loaded": loaded}))
+"""
+
+
+def _env(home: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("MNEMO_", "OPENAI_"))}
+    env.update(MNEMO_HOME=str(home), OPENAI_API_KEY="sk-test-not-used-0123456789")
+    return env
+
+
+def _mnemo(home: Path, *argv: str) -> dict[str, object]:
+    proc = subprocess.run(
+        [sys.executable, "-c", PROBE, *argv],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=_env(home),
+        timeout=60,
+    )
+    result: dict[str, object] = json.loads(proc.stdout)
+    return result
+
+
+@pytest.fixture(scope="module")
+def home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    home = tmp_path_factory.mktemp("home")
+    archive = home / "import.jsonl"
+    archive.write_text(
+        json.dumps(
+            {
+                "session": "s1",
+                "person": "telegram-1",
+                "platform": "telegram",
+                "chat": "1",
+                "role": "user",
+                "content": "how do I rotate the logs?",
+                "created_at": "2024-05-01T10:00:00+00:00",
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
+    for argv in (
+        ["init"],
+        ["memory", "add", "--person", "telegram:1", "Prefers metric units"],
+        ["sessions", "import", str(archive)],
+    ):
+        assert _mnemo(home, *argv)["code"] == 0, argv
+    return home
+
+
+@pytest.mark.parametrize(
+    ("argv", "shows"),
+    [
+        (["--help"], "usage: mnemo"),
+        (["config", "check"], "config OK"),
+        (["memory", "show"], "Prefers metric units"),
+        (["sessions", "list"], "how do I rotate the logs?"),
+    ],
+    ids=["help", "config-check", "memory-show", "sessions-list"],
+)
+def test_everyday_commands_do_not_import_the_sdk_or_the_platforms(
+    home: Path, argv: list[str], shows: str
+) -> None:
+    result = _mnemo(home, *argv)
+    assert result["code"] == 0, result["err"]
+    assert shows in str(result["out"])
+    assert HEAVY.isdisjoint(result["loaded"])  # type: ignore[arg-type]
+
+
+def test_the_probe_sees_what_a_command_imports(home: Path) -> None:
+    """The same probe, on a command that must load the model SDK: `doctor` checks the model
+    (it fails fast: the key is fake and the endpoint a closed loopback port)."""
+    config = home / "doctor.yaml"
+    config.write_text("model:\n  base_url: http://127.0.0.1:9/v1\n  max_retries: 0\n")
+    result = _mnemo(home, "--config", str(config), "doctor", "--timeout", "2")
+    assert "openai" in result["loaded"]  # type: ignore[operator]

@@ -1,0 +1,134 @@
+"""``mnemo run`` and ``mnemo pairing`` at the edges that need no platform: tokens, errors,
+redaction. (Running against the emulators: tests/e2e.)"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from gateway.cli import main
+from gateway.logs import DEMOTED, DROPPED, JsonFormatter, Redactor, TextFormatter, install
+
+
+def write_config(home: Path, text: str) -> None:
+    (home / "config.yaml").write_text(text, encoding="utf-8")
+
+
+def test_a_missing_token_is_one_line_naming_the_variable(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("TELEGRAM_BOT_TOKEN", raising=False)
+    monkeypatch.delenv("MY_DISCORD", raising=False)
+    write_config(
+        home,
+        "platforms:\n  telegram: {enabled: true}\n"
+        "  discord: {enabled: true, token_env: MY_DISCORD}\n",
+    )
+    assert main(["run"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1
+    assert "TELEGRAM_BOT_TOKEN is not set" in err and "MY_DISCORD is not set" in err
+
+
+def test_no_enabled_platform_says_how_to_enable_one(
+    home: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["run"]) == 2
+    assert "platforms.telegram.enabled" in capsys.readouterr().err
+
+
+def test_the_redactor_hides_secrets_anywhere_in_a_record() -> None:
+    token = "123456:AAE-secret-token-value"
+    formatter = TextFormatter(Redactor([token, "sk-live-abcdef"]))
+    try:
+        raise RuntimeError(f"POST https://api.telegram.org/bot{token}/getUpdates failed")
+    except RuntimeError:
+        record = logging.LogRecord(
+            "httpx", logging.INFO, __file__, 1, "url %s key %s", (token, "sk-live-abcdef"),
+            sys.exc_info(),
+        )  # fmt: skip
+    text = formatter.format(record)
+    assert token not in text and "sk-live-abcdef" not in text
+    assert text.count("[redacted]") >= 3
+
+
+FORGED = "Eve\x1b[2J\x1b[31mRED\x1b[0m\u202eTXT.exe\n2026-12-01 12:00:00,000 ERROR mnemo: forged"
+
+
+def test_a_text_log_record_is_one_line_whatever_it_carries() -> None:
+    formatter = TextFormatter(Redactor([]))
+    record = logging.LogRecord("mnemo", logging.INFO, __file__, 1, "hello %s", (FORGED,), None)
+    text = formatter.format(record)
+    assert "\n" not in text and "\x1b" not in text and "\u202e" not in text
+    assert text.endswith("TXT.exe\\n2026-12-01 12:00:00,000 ERROR mnemo: forged")
+    assert "\\x1b[2J" in text and "<U+202E>" in text
+
+
+def test_a_json_log_record_names_bidi_characters_too() -> None:
+    record = logging.LogRecord("mnemo", logging.INFO, __file__, 1, "%s", (FORGED,), None)
+    line = JsonFormatter(Redactor([])).format(record)
+    assert "\n" not in line and "\x1b" not in line and "\u202e" not in line
+    assert json.loads(line)["message"].startswith("Eve\x1b[2J")  # JSON's own escape
+
+
+def test_json_lines_parse_and_redact_configured_and_credential_shaped_secrets() -> None:
+    formatter = JsonFormatter(Redactor(["configured-secret-value"]))
+    leaked = "ghp_" + "a1B2" * 9
+    record = logging.LogRecord(
+        "mnemo", logging.WARNING, __file__, 1, "saw %s and %s in a message",
+        ("configured-secret-value", leaked), None,
+    )  # fmt: skip
+    line = json.loads(formatter.format(record))
+    assert line["level"] == "warning" and line["logger"] == "mnemo"
+    assert "configured-secret-value" not in line["message"] and leaked not in line["message"]
+    assert line["message"].count("[redacted]") == 2
+    assert line["ts"].endswith("+00:00")
+
+
+@pytest.fixture
+def root_logging() -> Iterator[None]:
+    """``logs.install`` reconfigures the root logger: put it back afterwards."""
+    root = logging.getLogger()
+    handlers, level = list(root.handlers), root.level
+    quiet = {name: list(logging.getLogger(name).filters) for name in DEMOTED.keys() | DROPPED}
+    yield
+    root.handlers[:] = handlers
+    root.setLevel(level)
+    for name, filters in quiet.items():
+        logging.getLogger(name).filters[:] = filters
+
+
+@pytest.mark.parametrize("level", [logging.INFO, logging.DEBUG])
+@pytest.mark.usefixtures("root_logging")
+def test_library_chatter_is_debug_and_voice_warnings_are_dropped(
+    level: int, capsys: pytest.CaptureFixture[str]
+) -> None:
+    install([], level=level)
+    install([], level=level)  # twice: one filter per logger all the same
+    for name in DEMOTED:
+        quiet = [f for f in logging.getLogger(name).filters if type(f).__name__ == "_Quiet"]
+        assert len(quiet) == 1, name
+    logging.getLogger("httpx").info('HTTP Request: POST %s "HTTP/1.1 200 OK"', "http://x/getMe")
+    logging.getLogger("telegram.ext.Application").info("Application started")
+    logging.getLogger("telegram.ext.Application").info("Something else happened")
+    logging.getLogger("discord.client").warning(
+        "PyNaCl is not installed, voice will NOT be supported"
+    )
+    logging.getLogger("discord.client").warning("Application has an interaction endpoint URL")
+    lines = capsys.readouterr().err.splitlines()
+    kept = [line.split(" ", 2)[2] for line in lines]  # without the time stamp
+    expected = [
+        "INFO telegram.ext.Application: Something else happened",
+        "WARNING discord.client: Application has an interaction endpoint URL",
+    ]
+    if level == logging.DEBUG:
+        expected[:0] = [
+            'DEBUG httpx: HTTP Request: POST http://x/getMe "HTTP/1.1 200 OK"',
+            "DEBUG telegram.ext.Application: Application started",
+        ]
+    assert kept == expected

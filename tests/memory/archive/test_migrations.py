@@ -1,0 +1,85 @@
+"""Migrations: applied once, recorded, transactional, and refused when from the future."""
+
+from __future__ import annotations
+
+import contextlib
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from memory.archive.database import Archive
+from memory.archive.migrations import MIGRATIONS, Migration, MigrationError, migrate
+
+
+def test_fresh_database_gets_every_migration_once(tmp_path: Path) -> None:
+    with contextlib.closing(sqlite3.connect(tmp_path / "state.db", isolation_level=None)) as db:
+        assert migrate(db) == [m.name for m in MIGRATIONS]
+        assert migrate(db) == []
+        rows = db.execute("SELECT name FROM schema_migrations").fetchall()
+        assert [r[0] for r in rows] == [m.name for m in MIGRATIONS]
+        tables = {
+            r[0]
+            for r in db.execute("SELECT name FROM sqlite_master WHERE type IN ('table', 'trigger')")
+        }
+        assert {
+            "sessions",
+            "session_people",
+            "messages",
+            "messages_fts",
+            "messages_trigram",
+            "messages_ai",
+            "messages_ad",
+            "messages_au_words",
+            "messages_au_trigram",
+        } <= tables
+
+
+def test_a_failing_migration_leaves_nothing_behind(tmp_path: Path) -> None:
+    broken = Migration("m999_broken", ("CREATE TABLE half_done (x INTEGER)", "CREATE TABLE oops ("))
+    with contextlib.closing(sqlite3.connect(tmp_path / "state.db", isolation_level=None)) as db:
+        with pytest.raises(MigrationError, match="m999_broken"):
+            migrate(db, (*MIGRATIONS, broken))
+        names = {r[0] for r in db.execute("SELECT name FROM sqlite_master")}
+        assert "half_done" not in names
+        recorded = [r[0] for r in db.execute("SELECT name FROM schema_migrations")]
+        assert recorded == [m.name for m in MIGRATIONS]
+
+
+async def test_a_database_from_a_newer_mnemo_is_refused(tmp_path: Path) -> None:
+    with contextlib.closing(sqlite3.connect(tmp_path / "state.db", isolation_level=None)) as db:
+        migrate(db)
+        db.execute("INSERT INTO schema_migrations VALUES ('m777_from_the_future', 0)")
+    with pytest.raises(MigrationError, match="newer version"):
+        await Archive.open(tmp_path / "state.db")
+
+
+async def test_open_sets_wal_and_private_mode(tmp_path: Path) -> None:
+    async with await Archive.open(tmp_path / "state.db") as archive:
+        async with archive.reader() as db:
+            (mode,) = next(iter(await db.execute_fetchall("PRAGMA journal_mode")))
+            (fk,) = next(iter(await db.execute_fetchall("PRAGMA foreign_keys")))
+        assert mode == "wal" and fk == 1
+    assert (tmp_path / "state.db").stat().st_mode & 0o777 == 0o600
+
+
+def test_m002_rebuilds_the_trigram_index_of_existing_messages(tmp_path: Path) -> None:
+    """A database written under m001 keeps its substring search after m002."""
+    with contextlib.closing(sqlite3.connect(tmp_path / "state.db", isolation_level=None)) as db:
+        migrate(db, MIGRATIONS[:1])
+        db.execute(
+            "INSERT INTO sessions (id, root_id, platform, chat_id, chat_type, started_at,"
+            " last_active_at) VALUES ('s1', 's1', 'telegram', '1', 'dm', 0, 0)"
+        )
+        db.execute(
+            "INSERT INTO messages (session_id, role, content, created_at)"
+            " VALUES ('s1', 'user', 'supercalifragilistic', 0)"
+        )
+        assert migrate(db, MIGRATIONS[:2]) == ["m002_trigram_text_only_detail_none"]
+        rows = db.execute(
+            "SELECT rowid FROM messages_trigram WHERE search_text LIKE '%califrag%'"
+        ).fetchall()
+        assert rows == [(1,)]
+        db.execute(
+            "INSERT INTO messages_trigram(messages_trigram, rank) VALUES ('integrity-check', 1)"
+        )

@@ -1,0 +1,102 @@
+"""Deciding staged writes (memory/curated/approval.py): the typed ``Decision``, the decisions kept
+in PENDING.json, and the ids a turn staged. Real files in a temp directory."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from memory import MemoryLimits, MemoryStore, MemoryTurn
+from memory.curated.pending import KEEP_DECIDED
+
+
+@pytest.fixture
+def gated(tmp_path: Path) -> MemoryStore:
+    return MemoryStore(tmp_path / "telegram-1", limits=MemoryLimits(60, 60), write_approval=True)
+
+
+def stage(store: MemoryStore, turn: MemoryTurn | None = None, **args: str) -> str:
+    result = store.call({"target": "user", **args}, turn or MemoryTurn())
+    assert result["staged"], result
+    return str(result["pending_id"])
+
+
+def test_a_turn_collects_the_ids_it_staged_in_order(gated: MemoryStore) -> None:
+    turn = MemoryTurn()
+    first = stage(gated, turn, action="add", content="prefers tea")
+    second = stage(gated, turn, action="add", content="lives in Lyon")
+    gated.call({"action": "add", "target": "user", "content": ""}, turn)  # refused: none
+    assert turn.staged == [first, second]
+    assert [p.id for p in gated.pending()] == [first, second]
+
+
+def test_an_approval_says_what_it_applied_and_the_usage(gated: MemoryStore) -> None:
+    pending_id = stage(gated, action="add", content="prefers tea")
+    decision = gated.decide(pending_id, approve=True)
+    assert decision.verdict == "approved" and not decision.earlier
+    assert decision.write is not None and decision.write.operations[0].content == "prefers tea"
+    assert decision.usage == "18% — 11/60 chars"
+    assert gated.entries("user") == ["prefers tea"]
+
+
+def test_a_second_decision_reports_the_first_and_changes_nothing(gated: MemoryStore) -> None:
+    kept = stage(gated, action="add", content="prefers tea")
+    dropped = stage(gated, action="add", content="likes jazz")
+    assert gated.decide(kept, approve=True).verdict == "approved"
+    assert gated.decide(dropped, approve=False).verdict == "rejected"
+    again = gated.decide(kept, approve=False)  # a late "reject" cannot undo an approval
+    assert (again.verdict, again.earlier) == ("approved", True)
+    again = gated.decide(dropped, approve=True)
+    assert (again.verdict, again.earlier) == ("rejected", True)
+    assert gated.entries("user") == ["prefers tea"]
+    assert "it was rejected already" in gated.approve(dropped)["error"]
+
+
+def test_an_unknown_id_is_neither_waiting_nor_decided(gated: MemoryStore) -> None:
+    decision = gated.decide("abcdef", approve=True)
+    assert decision.verdict is None and decision.write is None
+    assert gated.approve("abcdef")["error"] == "No pending memory write with id 'abcdef'."
+
+
+def test_an_approval_that_does_not_fit_stays_waiting(gated: MemoryStore) -> None:
+    pending_id = stage(gated, action="add", content="x" * 50)
+    direct = MemoryStore(gated.directory, limits=gated.limits)
+    direct.call({"action": "add", "target": "user", "content": "y" * 30}, MemoryTurn())
+    decision = gated.decide(pending_id, approve=True)
+    assert decision.verdict is None and decision.problem == "full"
+    assert decision.usage == "50% — 30/60 chars"
+    assert [p.id for p in gated.pending()] == [pending_id]
+
+
+def test_a_stale_approval_is_discarded_and_kept_as_such(gated: MemoryStore) -> None:
+    direct = MemoryStore(gated.directory, limits=gated.limits)
+    direct.call({"action": "add", "target": "user", "content": "lives in Lyon"}, MemoryTurn())
+    pending_id = stage(gated, action="replace", old_text="Lyon", content="lives in Paris")
+    direct.call({"action": "remove", "target": "user", "old_text": "Lyon"}, MemoryTurn())
+    assert gated.decide(pending_id, approve=True).verdict == "discarded"
+    again = gated.decide(pending_id, approve=True)
+    assert (again.verdict, again.earlier) == ("discarded", True)
+
+
+def test_decisions_are_kept_on_disk_and_bounded(gated: MemoryStore) -> None:
+    first = stage(gated, action="add", content="prefers tea")
+    gated.decide(first, approve=False)
+    data = json.loads((gated.directory / "PENDING.json").read_text(encoding="utf-8"))
+    assert data["items"] == [] and data["decided"][0]["verdict"] == "rejected"
+    for n in range(KEEP_DECIDED):
+        gated.decide(stage(gated, action="add", content=f"fact {n}"), approve=False)
+    assert gated.decide(first, approve=True).write is None  # the oldest decision is gone
+    data = json.loads((gated.directory / "PENDING.json").read_text(encoding="utf-8"))
+    assert len(data["decided"]) == KEEP_DECIDED
+
+
+def test_a_file_from_before_decisions_were_kept_still_reads(gated: MemoryStore) -> None:
+    pending_id = stage(gated, action="add", content="prefers tea")
+    path = gated.directory / "PENDING.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    del data["decided"]
+    path.write_text(json.dumps(data), encoding="utf-8")
+    assert [p.id for p in gated.pending()] == [pending_id]
+    assert gated.decide(pending_id, approve=True).verdict == "approved"
