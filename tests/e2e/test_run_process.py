@@ -1,5 +1,7 @@
 """``mnemo run`` as a real OS process: it serves, drains a running turn on SIGTERM, exits 0,
-reloads allowlists on SIGHUP, and its logs never carry the bot token or the API key."""
+reloads allowlists on SIGHUP, says each start-up fact once, and its logs never carry the bot
+token or the API key. Each start costs about 2 s of CPU, so each process checks several
+of these."""
 
 from __future__ import annotations
 
@@ -78,11 +80,24 @@ async def mnemo_run(home: Path, driver: Driver) -> AsyncIterator[Process]:
             await proc.wait()
 
 
-@pytest.mark.parametrize("log_format", ["text", "json"])
-async def test_sigterm_drains_a_running_turn_and_logs_no_secrets(
-    home: Path, driver: Driver, openai: FakeOpenAI, log_format: str
+@pytest.mark.parametrize(
+    ("log_format", "level"),
+    [("text", "info"), ("text", "debug"), ("json", "info")],
+    ids=["text-info", "text-debug", "json-info"],
+)
+async def test_sigterm_drains_a_running_turn_and_the_log_says_each_fact_once_without_secrets(
+    home: Path, driver: Driver, openai: FakeOpenAI, log_format: str, level: str
 ) -> None:
-    write_config(home, driver, openai, ops={"log_format": log_format})
+    """SIGTERM drains the turn that is running and the process exits 0; the log never
+    carries the bot token or the API key, at DEBUG either.
+
+    Issue 12 §6, start-up: one line for the ops endpoint (it used to be two), no line per
+    HTTP request at INFO (PTB polls through httpx, the openai SDK's client logs each call),
+    the libraries' own start/stop lines only at DEBUG, and no discord.py voice warnings.
+    (One process checks both: each start costs about 2 s of CPU.)"""
+    ops = {"log_format": log_format, "log_level": level, "http": {"listen": "127.0.0.1:0"}}
+    write_config(home, driver, openai, ops=ops)
+    chat = driver.dm_chat(ALICE)
     asked, answer = asyncio.Event(), asyncio.Event()
 
     async def thinking(body: dict[str, Any]) -> Text:
@@ -90,9 +105,11 @@ async def test_sigterm_drains_a_running_turn_and_logs_no_secrets(
         await answer.wait()  # the model answers once the process is draining
         return Text("slow answer")
 
-    openai.script(Dynamic(thinking))
     try:
         async with mnemo_run(home, driver) as running:
+            await driver.dm(ALICE, "hello")
+            assert await driver.replies(chat, 1) == ["echo: hello"]
+            openai.script(Dynamic(thinking))
             await driver.dm(ALICE, "a question that takes a while")
             await asyncio.wait_for(asked.wait(), 30)  # the turn reached the model
             running.proc.send_signal(signal.SIGTERM)
@@ -102,14 +119,32 @@ async def test_sigterm_drains_a_running_turn_and_logs_no_secrets(
     finally:
         answer.set()
     assert running.proc.returncode == 0, logs
-    assert await driver.replies(driver.dm_chat(ALICE), 1, within=1) == ["slow answer"]
+    assert await driver.replies(chat, 2, within=1) == ["echo: hello", "slow answer"]
     assert "stopped cleanly" in logs
     assert driver.token not in logs and API_KEY not in logs
     assert driver.token.split(":")[-1] not in logs
+    lines = logs.splitlines()
     if log_format == "json":
-        lines = [json.loads(line) for line in logs.splitlines() if line.strip()]
-        assert {"ts", "level", "logger", "message"} <= set(lines[0])
-        assert any("stopped cleanly" in line["message"] for line in lines)
+        records = [json.loads(line) for line in lines if line.strip()]
+        assert {"ts", "level", "logger", "message"} <= set(records[0])
+        assert any("stopped cleanly" in record["message"] for record in records)
+    [ops_line] = [line for line in lines if "health and metrics on" in line]
+    address = re.search(r"http://(127\.0\.0\.1:\d+)/", ops_line)
+    assert address is not None
+    assert [line for line in lines if address[1] in line] == [ops_line]
+    assert "ops endpoint" not in logs
+    assert "voice will NOT be supported" not in logs
+    requests = [line for line in lines if "HTTP Request: POST" in line]
+    library = ("Application started", "Application.stop() complete", "Shard ID None has connected")
+    if level == "info":
+        assert requests == []
+        assert not [line for line in lines if any(text in line for text in library)]
+    else:  # demoted, not lost
+        assert requests
+        assert all(re.search(r" DEBUG (httpx2?|openai\S*): ", line) for line in requests), requests
+        assert re.search(r" DEBUG httpx2?: HTTP Request: POST \S+/chat/completions", logs)
+        started = library[0] if driver.platform == "telegram" else library[2]
+        assert re.search(rf" DEBUG \S+: {re.escape(started)}", logs)
 
 
 async def test_sighup_reloads_the_allowlist_and_refuses_a_pasted_token_without_logging_it(
@@ -158,37 +193,3 @@ async def test_sighup_reloads_the_allowlist_and_refuses_a_pasted_token_without_l
     )
     assert f"platforms.{driver.platform}.token_env" in refused
     assert "XYZdqTcv" not in logs
-
-
-@pytest.mark.parametrize("level", ["info", "debug"])
-async def test_start_up_says_each_fact_once_and_requests_only_at_debug(
-    home: Path, driver: Driver, openai: FakeOpenAI, level: str
-) -> None:
-    """Issue 12 §6: one line for the ops endpoint (it used to be two), no line per HTTP
-    request at INFO (PTB polls through httpx, the openai SDK's client logs each call), the
-    libraries' own start/stop lines only at DEBUG, and no discord.py voice warnings."""
-    write_config(home, driver, openai, ops={"http": {"listen": "127.0.0.1:0"}, "log_level": level})
-    async with mnemo_run(home, driver) as running:
-        await driver.dm(ALICE, "hello")
-        assert await driver.replies(driver.dm_chat(ALICE), 1) == ["echo: hello"]
-        running.proc.send_signal(signal.SIGTERM)
-        logs = await running.finish()
-    assert running.proc.returncode == 0, logs
-    lines = logs.splitlines()
-    [ops] = [line for line in lines if "health and metrics on" in line]
-    address = re.search(r"http://(127\.0\.0\.1:\d+)/", ops)
-    assert address is not None
-    assert [line for line in lines if address[1] in line] == [ops]
-    assert "ops endpoint" not in logs
-    assert "voice will NOT be supported" not in logs
-    requests = [line for line in lines if "HTTP Request: POST" in line]
-    library = ("Application started", "Application.stop() complete", "Shard ID None has connected")
-    if level == "info":
-        assert requests == []
-        assert not [line for line in lines if any(text in line for text in library)]
-    else:  # demoted, not lost
-        assert requests
-        assert all(re.search(r" DEBUG (httpx2?|openai\S*): ", line) for line in requests), requests
-        assert re.search(r" DEBUG httpx2?: HTTP Request: POST \S+/chat/completions", logs)
-        started = library[0] if driver.platform == "telegram" else library[2]
-        assert re.search(rf" DEBUG \S+: {re.escape(started)}", logs)

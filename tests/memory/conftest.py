@@ -50,7 +50,9 @@ def pytest_terminal_summary(terminalreporter: Any) -> None:
 @pytest.fixture(scope="session")
 def _zygote(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Zygote]:
     log = tmp_path_factory.mktemp("writers") / "stderr.log"
-    with Zygote(log, "memory", "memory.archive.database", "memory.skills.store") as zygote:
+    preload = ("memory", "memory.archive.database", "memory.skills.store")
+    warm = "import memory; memory.scan('warm up')"  # a table built on first use is built here
+    with Zygote(log, *preload, warm=warm) as zygote:
         yield zygote
 
 

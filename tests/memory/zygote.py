@@ -28,8 +28,9 @@ DEADLINE_S = 60.0  # only turns a hang into a failure; nothing here measures tim
 
 SOURCE = r"""
 import importlib, json, os, sys, traceback
-for name in sys.argv[1:]:
+for name in sys.argv[2:]:
     importlib.import_module(name)
+exec(sys.argv[1])  # warm-up: whatever the writers would otherwise each do first
 print("zygote ready", flush=True)
 for line in sys.stdin:
     command, _, rest = line.strip().partition(" ")
@@ -74,15 +75,16 @@ class Zygote:
     """``with Zygote(log, "memory") as zygote: pid = zygote.start(SCRIPT, *argv)``: the
     script runs in a forked child and prints ``ready`` once it is writing; the test kills
     ``pid`` itself and collects the exit code with ``zygote.wait(pid)``. ``run`` forks a
-    script and waits for its end. The zygote's and the writers' stderr go to ``log``.
+    script and waits for its end. ``warm`` is code the zygote runs once after the imports
+    (the scanner's first scan). The zygote's and the writers' stderr go to ``log``.
     tests/memory/conftest.py shares one per test process (fixture ``writers``)."""
 
-    def __init__(self, log: Path, *preload: str) -> None:
+    def __init__(self, log: Path, *preload: str, warm: str = "") -> None:
         self.log = log
         self.running: set[int] = set()
         with log.open("ab") as stderr:
             self.proc = subprocess.Popen(
-                [sys.executable, "-c", SOURCE, *preload],
+                [sys.executable, "-c", SOURCE, warm, *preload],
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=stderr,
