@@ -7,7 +7,7 @@ PYTEST_WORKERS ?= auto
 # every test module (~2.5 s each). __pycache__/ is ignored by git.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup test test-fast lint fmt bench bench-gateway bench-scan bench-cli
+.PHONY: setup test test-fast lint fmt bench bench-gateway bench-scan bench-cli scan-table
 
 setup:
 	python3 -m venv .venv
@@ -51,3 +51,8 @@ bench-scan:
 # `python -c pass`, against the issue's 0.4 s (about half a minute; see bench/README.md).
 bench-cli:
 	$(PY) bench/cli_bench.py $(BENCH_ARGS)
+
+# After a change to memory/scan/patterns.py: write the stored scanner table again
+# (memory/scan/table.py says why it is stored; a test fails while it is stale).
+scan-table:
+	$(PY) -c 'import sys; from memory.scan.table import main; sys.exit(main())'

@@ -362,10 +362,20 @@ class Finder:
             for string in ordered:
                 self.automaton.add_word(string, (len(string) - 1, string))
             self.automaton.make_automaton()
-        # At each position the trie regex reports the longest string starting there; the
-        # shorter ones starting there are its prefixes.
-        self.regex = re.compile(f"(?=({_trie(ordered)}))")
-        self.prefixes = {f: tuple(s for s in ordered if f.startswith(s)) for f in ordered}
+        self.ordered = ordered
+        # The fallback (no pyahocorasick) is built only when it is used: with the automaton
+        # it is not, and building it costs more than the automaton.
+        self.regex: re.Pattern[str] | None = None
+        self.prefixes: dict[str, tuple[str, ...]] = {}
+
+    def _fallback(self) -> re.Pattern[str]:
+        """At each position the trie regex reports the longest string starting there; the
+        shorter ones starting there are its prefixes."""
+        if self.regex is None:
+            ordered = self.ordered
+            self.prefixes = {f: tuple(s for s in ordered if f.startswith(s)) for f in ordered}
+            self.regex = re.compile(f"(?=({_trie(ordered)}))")
+        return self.regex
 
     def hits(self, folded: str) -> list[tuple[int, str]]:
         """What calling it yields, as a list (faster to build in one go)."""
@@ -378,6 +388,6 @@ class Finder:
             for end, (back, string) in self.automaton.iter(folded):
                 yield end - back, string
             return
-        for match in self.regex.finditer(folded):
+        for match in self._fallback().finditer(folded):
             for string in self.prefixes[match.group(1)]:
                 yield match.start(), string

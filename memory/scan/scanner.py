@@ -27,6 +27,9 @@ How it stays fast (``bench/scan_bench.py`` measures it, beside a plain regex tab
 * **bounded widths.** No alternative can match more than ``MAX_WIDTH`` characters (gaps are
   ``[^\n]{0,N}``, ``\s+`` reads as ``\s{1,4}``), so no search is quadratic; the
   de-obfuscation helpers are bounded the same way.
+* **no table at import.** The derived table (``memory.scan.table``: alternatives, literal
+  sets, indexes) is built on the first scan, from the stored ``table.json`` when it is
+  current; regexes compile, and chains are derived, when a text first calls for them.
 * **caps.** The decoded readings (leetspeak, spacing, reversed, rot13) see ``DECODE_CAP``
   characters; the reversed one is made only when the text mentions reading backwards or
   holds a bidi override. A scan spends at most ``WORK_PER_CHAR`` characters of regex work
@@ -41,24 +44,16 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from memory.scan.chain import Chain, Run, split
+from memory.scan.chain import Run
 from memory.scan.patterns import RULES
-from memory.scan.prefilter import (
-    Finder,
-    Literal,
-    fold,
-    leading,
-    required,
-    split_alternatives,
-    width,
-)
+from memory.scan.prefilter import Finder, fold
 from memory.scan.readings import DECODE_CAP, flatten, normalise, readings
+from memory.scan.table import Need, Pattern, Table, bounded, table
 
 __all__ = [
     "DECODE_CAP",
     "INVISIBLE_CHARS",
     "MAX_WIDTH",
-    "PATTERNS",
     "WORK_PER_CHAR",
     "Finding",
     "Pattern",
@@ -89,170 +84,26 @@ MAX_WIDTH = 1000
 
 
 @dataclass(frozen=True, slots=True)
-class Pattern:
-    id: str
-    description: str
-    regex: re.Pattern[str]
-
-
-@dataclass(frozen=True, slots=True)
 class Finding:
     id: str
     detail: str
 
 
-# -- the compiled table ---------------------------------------------------------------------
-
-_FLAGS = re.IGNORECASE | re.MULTILINE
-# The readings collapse white space, so the table's ``\s+`` / ``\s*`` mean a short run.
-_WHITE_RUN = re.compile(r"(?<!\\)((?:\\\\)*)\\s([+*])")
-# Too common to be worth indexing: a set holding one of these is checked by a substring test.
-_COMMON_WORDS = (
-    "the and for with you your are not all any this that these those user can will have was"
-    " were its our their them they then than there here what when it at on to in is of as an"
-    " or be by do no so we he me my up if us"
-)
-_COMMON = frozenset(_COMMON_WORDS.split())
-
-
-def _bounded(source: str) -> str:
-    """``\\s+`` as ``\\s{1,4}`` and ``\\s*`` as ``\\s{0,4}``: every width stays finite."""
-    return _WHITE_RUN.sub(
-        lambda m: m.group(1) + ("\\s{1,4}" if m.group(2) == "+" else "\\s{0,4}"), source
-    )
-
-
-def _rare(literal: Literal) -> bool:
-    """Worth listing every occurrence of: three characters or more, a whole word, or not
-    plain ASCII letters (CJK words are two characters); never a common word or a run of one
-    repeated character."""
-    text = literal.text
-    if text in _COMMON or (len(text) > 1 and len(set(text)) == 1):
-        return False
-    return len(text) >= 3 or literal.whole_word or not (text.isascii() and text.isalnum())
-
-
-@dataclass(frozen=True, slots=True)
-class _Alternative:
-    pattern: int  # index into PATTERNS
-    regex: re.Pattern[str]
-    width: int  # the longest match
-    needs: tuple[frozenset[Literal], ...]  # one literal of each set is in every match
-    index: frozenset[Literal]  # the set it is filed under (empty: always a candidate)
-    starts: frozenset[Literal]  # every match starts with one of these (empty: unknown)
-    lines: bool  # reads line structure (^, $, \n): also run on the unflattened reading
-    chain: Chain | None  # split at its gaps (see memory.scan.chain), when it has any
-
-
-def _reads_lines(source: str) -> bool:
-    return bool(re.search(r"(?<!\\)[\^$](?<!\[\^)|\\n(?<!\[\^\\n)", source))
-
-
-def _compile() -> tuple[tuple[Pattern, ...], tuple[_Alternative, ...]]:
-    patterns: list[Pattern] = []
-    alternatives: list[_Alternative] = []
-    for index, rule in enumerate(RULES):
-        bounded = [_bounded(alt) for alt in rule.alternatives]
-        source = "|".join(f"(?:{alt})" for alt in bounded)
-        patterns.append(Pattern(rule.id, rule.description, re.compile(source, _FLAGS)))
-        for alt in (part for whole in bounded for part in split_alternatives(whole)):
-            needs = required(alt, _FLAGS)
-            filed = next((r for r in needs if all(map(_rare, r))), frozenset())
-            starts = leading(alt, _FLAGS) or frozenset()
-            if not all(map(_rare, starts)):
-                starts = frozenset()
-            compiled = re.compile(alt, _FLAGS)
-            alternatives.append(
-                _Alternative(
-                    index,
-                    compiled,
-                    width(alt, _FLAGS),
-                    needs,
-                    filed,
-                    starts,
-                    _reads_lines(alt),
-                    split(alt, _FLAGS),
-                )
-            )
-    return tuple(patterns), tuple(alternatives)
-
-
-PATTERNS, _ALTERNATIVES = _compile()
-
-
 def pattern(finding_id: str) -> Pattern:
-    """One rule compiled alone (the credential redactors need only ``hardcoded-secret``)."""
+    """One rule compiled alone (the credential redactors need only ``hardcoded-secret``),
+    without building the whole table."""
     for rule in RULES:
         if rule.id == finding_id:
-            source = "|".join(f"(?:{_bounded(alt)})" for alt in rule.alternatives)
-            return Pattern(rule.id, rule.description, re.compile(source, _FLAGS))
+            source = "|".join(f"(?:{bounded(alt)})" for alt in rule.alternatives)
+            return Pattern(rule.id, rule.description, source)
     raise KeyError(finding_id)
 
 
-# The finder lists every occurrence of the rare literals, each known by a number; by folded
-# string: (number, \b before, \b after). Common ones are looked for by a substring test.
-_NUMBERS = {
-    lit: n
-    for n, lit in enumerate(
-        sorted(
-            {lit for a in _ALTERNATIVES for r in (*a.needs, a.starts) for lit in r if _rare(lit)}
-        )
-    )
-}
-_LISTED: dict[str, tuple[tuple[int, bool, bool], ...]] = {}
-for _lit, _n in _NUMBERS.items():
-    _LISTED[_lit.text] = (*_LISTED.get(_lit.text, ()), (_n, _lit.edge_before, _lit.edge_after))
-_FIND = Finder(_LISTED)
-# A text's unflattened reading is only read by the alternatives that read lines.
-_FIND_LINES = Finder(
-    {lit.text for a in _ALTERNATIVES if a.lines for r in (*a.needs, a.starts) for lit in r}
-    & set(_LISTED)
-)
-
-
-@dataclass(frozen=True, slots=True)
-class _Need:
-    """One required set, split into listed literals (by number) and plain substrings."""
-
-    listed: frozenset[int]
-    substrings: tuple[str, ...]
-
-    @classmethod
-    def of(cls, literals: frozenset[Literal]) -> _Need:
-        listed = frozenset(_NUMBERS[lit] for lit in literals if lit in _NUMBERS)
-        return cls(listed, tuple(sorted(lit.text for lit in literals if lit not in _NUMBERS)))
-
-
-# Listed sets first: checking them is a set operation, substrings take a scan each.
-_NEEDS = tuple(
-    tuple(sorted(map(_Need.of, a.needs), key=lambda need: len(need.substrings)))
-    for a in _ALTERNATIVES
-)
-_STARTS = tuple(_Need.of(a.starts) for a in _ALTERNATIVES)
-# Candidates come from two indexes: an alternative is filed under its first and second
-# fully listed sets, and is a candidate when a literal of each occurs (set operations).
-_FIRST: dict[int, set[int]] = {}
-_SECOND: dict[int, set[int]] = {}
-_ONE_SET: set[int] = set()  # filed under one set only
-for _number, _needs in enumerate(_NEEDS):
-    _listed = [need.listed for need in _needs if not need.substrings]
-    for _index, _n in ((_FIRST, n) for n in (_listed[0] if _listed else ())):
-        _index.setdefault(_n, set()).add(_number)
-    for _n in _listed[1] if len(_listed) > 1 else ():
-        _SECOND.setdefault(_n, set()).add(_number)
-    if len(_listed) == 1:
-        _ONE_SET.add(_number)
-_UNFILED = frozenset(i for i, needs in enumerate(_NEEDS) if all(n.substrings for n in needs))
-
-
-def _candidates(reading: _Reading) -> list[int]:
-    """The alternatives whose first two listed sets both occur, and the unfiled ones."""
-    first: set[int] = set()
-    second: set[int] = set(_ONE_SET)
-    for number in reading.at:
-        first.update(_FIRST.get(number, ()))
-        second.update(_SECOND.get(number, ()))
-    return sorted((first & second) | _UNFILED)
+def __getattr__(name: str) -> object:
+    """``PATTERNS``: every rule as one regex (builds the table on first use)."""
+    if name == "PATTERNS":
+        return table().patterns
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _DENSE = 1024  # past this many occurrences a literal's positions are no longer listed
@@ -275,15 +126,15 @@ class _Reading:
     runs: dict[int, Run]  # the chains run on this reading, by alternative
 
     @classmethod
-    def of(cls, text: str, finder: Finder | None = None) -> _Reading:
+    def of(cls, text: str, tab: Table, finder: Finder | None = None) -> _Reading:
         """``text`` with its literals listed (by ``finder``: all of them by default)."""
         reading = cls(text, fold(text), {}, set(), {})
         at = reading.at
         dense = reading.dense
         size = len(text)
-        listed = _LISTED
+        listed = tab.listed
         # The hot loop of a scan: \b is checked inline (a word character: alnum or _).
-        for start, string in (finder or _FIND).hits(reading.folded):
+        for start, string in (finder or tab.find).hits(reading.folded):
             for number, before, after in listed[string]:
                 if number in dense:
                     continue
@@ -310,13 +161,13 @@ class _Reading:
                     dense.add(number)
         return reading
 
-    def has(self, need: _Need) -> bool:
+    def has(self, need: Need) -> bool:
         """Whether one literal of ``need`` occurs (for a substring, \b is left to the regex)."""
         if not need.listed.isdisjoint(self.at):
             return True
         return any(sub in self.folded for sub in need.substrings)
 
-    def places(self, need: _Need) -> list[int] | None:
+    def places(self, need: Need) -> list[int] | None:
         """Every position of ``need`` (None when it is not all listed, or too dense)."""
         if need.substrings or not need.listed.isdisjoint(self.dense):
             return None
@@ -345,66 +196,67 @@ def _near(place: int, width: int, places: list[int]) -> bool:
     return at < len(places) and places[at] <= place + width
 
 
-def _regions(number: int, reading: _Reading) -> list[tuple[int, int]] | None:
+def _regions(tab: Table, number: int, reading: _Reading) -> list[tuple[int, int]] | None:
     """Where a match of alternative ``number`` can start, as ``(first, last)`` stretches in
     order (None: anywhere): at the places its leading literals occur, else before the
     occurrences of its rarest required literal that have every other one within its width."""
-    alt, needs = _ALTERNATIVES[number], _NEEDS[number]
-    starts = reading.places(_STARTS[number]) if alt.starts else None
+    alt, needs, width = tab.alternatives[number], tab.needs[number], tab.shape(number).width
+    starts = reading.places(tab.starts[number]) if alt.starts else None
     placed = [p for p in map(reading.places, needs) if p is not None]
     rarest = min(placed, key=len, default=None)
     # Every listed literal of a match lies within its width: keep the places that have one
     # of each near (checked against the sparse lists only: a dense one is near everywhere).
-    sparse = [p for p in placed if len(p) * (2 * alt.width + 1) < len(reading.text)]
+    sparse = [p for p in placed if len(p) * (2 * width + 1) < len(reading.text)]
     if rarest is not None and sparse:
-        rarest = [p for p in rarest if all(_near(p, alt.width, other) for other in sparse)]
+        rarest = [p for p in rarest if all(_near(p, width, other) for other in sparse)]
     if starts is not None and (rarest is None or len(starts) <= 8 * len(rarest)):
         if rarest is not None and sparse:
-            starts = [p for p in starts if all(_near(p, alt.width, other) for other in sparse)]
+            starts = [p for p in starts if all(_near(p, width, other) for other in sparse)]
         return [(start, start) for start in starts]
     if rarest is None:
         return None
     regions: list[tuple[int, int]] = []
     for place in rarest:  # a match holding the literal at ``place`` starts before it
-        if regions and place - alt.width <= regions[-1][1] + 1:
+        if regions and place - width <= regions[-1][1] + 1:
             regions[-1] = (regions[-1][0], place)
         else:
-            regions.append((max(0, place - alt.width), place))
+            regions.append((max(0, place - width), place))
     return regions
 
 
-def _search(number: int, reading: _Reading, budget: _Budget) -> re.Match[str] | None:
+def _search(tab: Table, number: int, reading: _Reading, budget: _Budget) -> re.Match[str] | None:
     """``regex.search(reading.text)`` for alternative ``number``, with as little regex work
     as possible: none when a required literal is missing; in a long reading, only where a
     match can start; an alternative with gaps as a chain (``memory.scan.chain``)."""
-    alt, needs = _ALTERNATIVES[number], _NEEDS[number]
+    needs = tab.needs[number]
     if not all(map(reading.has, needs)):
         return None
+    regex, shape = tab.alternatives[number].regex, tab.shape(number)
     text = reading.text
-    short = len(text) <= 4 * alt.width + _MARGIN
-    regions = None if short else _regions(number, reading)
-    if alt.chain is not None:
+    short = len(text) <= 4 * shape.width + _MARGIN
+    regions = None if short else _regions(tab, number, reading)
+    if shape.chain is not None:
         if (run := reading.runs.get(number)) is None:
-            run = reading.runs[number] = Run(alt.chain, text, budget.spend, reading.folded)
+            run = reading.runs[number] = Run(shape.chain, text, budget.spend, reading.folded)
         for first, last in [(0, len(text))] if regions is None else regions:
             if (start := run.first(first, last)) is not None:
-                return alt.regex.match(text, start)
+                return regex.match(text, start)
         return None
     if regions is None:
         budget.spend(len(text))
-        return alt.regex.search(text)
+        return regex.search(text)
     for first, last in regions:
         if first == last:
-            budget.spend(alt.width)
-            if (match := alt.regex.match(text, first)) is not None:
+            budget.spend(shape.width)
+            if (match := regex.match(text, first)) is not None:
                 return match
             continue
-        end = min(len(text), last + alt.width + _MARGIN)
+        end = min(len(text), last + shape.width + _MARGIN)
         budget.spend(end - first)
         start = first
-        while (match := alt.regex.search(text, start, end)) is not None and match.start() <= last:
+        while (match := regex.search(text, start, end)) is not None and match.start() <= last:
             # A window's end reads as the end of the text; confirm on the whole reading.
-            if (whole := alt.regex.match(text, match.start())) is not None:
+            if (whole := regex.match(text, match.start())) is not None:
                 return whole
             start = match.start() + 1
     return None
@@ -419,10 +271,11 @@ def _match_short(texts: list[str]) -> dict[int, re.Match[str]]:
     """A short text: literals are looked up once, over all its readings joined (a literal
     in any reading makes a candidate), then each candidate searches each reading."""
     matched: dict[int, re.Match[str]] = {}
-    together = _Reading.of("\n".join(texts))
-    for index in _candidates(together):
-        alternative = _ALTERNATIVES[index]
-        if alternative.pattern in matched or not all(map(together.has, _NEEDS[index])):
+    tab = table()
+    together = _Reading.of("\n".join(texts), tab)
+    for index in tab.candidates(together.at):
+        alternative = tab.alternatives[index]
+        if alternative.pattern in matched or not all(map(together.has, tab.needs[index])):
             continue
         for reading in texts:
             if (match := alternative.regex.search(reading)) is not None:
@@ -435,19 +288,20 @@ def _match_long(text: str, texts: list[str]) -> dict[int, re.Match[str]]:
     """A long text: literal positions per reading, and regex work only near them, within
     the work budget."""
     matched: dict[int, re.Match[str]] = {}
+    tab = table()
     budget = _Budget(len(text))
     flattened = len(texts) > 1 and texts[1] == flatten(texts[0])
     try:
         for number, text_read in enumerate(texts):
             lines_only = number == 0 and flattened
-            reading = _Reading.of(text_read, _FIND_LINES if lines_only else None)
-            for index in _candidates(reading):
-                alternative = _ALTERNATIVES[index]
+            reading = _Reading.of(text_read, tab, tab.find_lines if lines_only else None)
+            for index in tab.candidates(reading.at):
+                alternative = tab.alternatives[index]
                 if alternative.pattern in matched:
                     continue
                 if lines_only and not alternative.lines:
                     continue  # the flattened reading finds whatever it would here
-                if (match := _search(index, reading, budget)) is not None:
+                if (match := _search(tab, index, reading, budget)) is not None:
                     matched[alternative.pattern] = match
     except _OverBudget as stop:
         stop.matched = matched
@@ -479,7 +333,7 @@ def scan(text: str) -> list[Finding]:
     except _OverBudget as stop:
         matched, over = stop.matched, True
     for index in sorted(matched):
-        pattern, snippet = PATTERNS[index], matched[index].group(0)
+        pattern, snippet = table().patterns[index], matched[index].group(0)
         if len(snippet) > 60:
             snippet = snippet[:57] + "..."
         findings.append(Finding(pattern.id, f"{pattern.description}: {snippet!r}"))
