@@ -12,6 +12,16 @@ deduplication, ``pairing``, ``limits``) before ``router`` queues it on its sessi
 commands).
 """
 
-from gateway.config import Config, ConfigError, MemoryConfig, Paths, load_config, resolve_paths
+from __future__ import annotations
 
 __all__ = ["Config", "ConfigError", "MemoryConfig", "Paths", "load_config", "resolve_paths"]
+
+
+def __getattr__(name: str) -> object:
+    """The config names, imported when first asked for: ``mnemo --help`` must not pay for
+    pydantic (see ``gateway.cli``)."""
+    if name in __all__:
+        from gateway import config  # noqa: PLC0415 - deferred on purpose
+
+        return getattr(config, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

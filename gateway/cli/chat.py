@@ -37,6 +37,7 @@ import sys
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from gateway.cli.common import add_command
 from gateway.config import Config, Paths
 
 if TYPE_CHECKING:
@@ -50,7 +51,7 @@ HISTORY_FILE = "chat_history"
 
 
 def register(commands: Any) -> None:
-    chat = commands.add_parser("chat", help="talk to the agent on this terminal")
+    chat = add_command(commands, "chat")
     chat.add_argument("--session", help="resume (or start) the session with this name")
     chat.add_argument("--dry-run", action="store_true", help="echo model: no endpoint needed")
     chat.set_defaults(handler=_chat)

@@ -46,6 +46,7 @@ from typing import Any, Literal
 
 from adapters.base import Forbidden, PlatformError
 from agent_core.models import ModelError, ModelInvalidResponse
+from gateway.cli.common import add_command
 from gateway.cli.preflight import check_environment
 from gateway.config import Config, Paths, memory_stores, secrets_of
 from gateway.logs import Redactor
@@ -69,9 +70,7 @@ class Check:
 
 
 def register(commands: Any) -> None:
-    p = commands.add_parser(
-        "doctor", help="check config, model, platform tokens, home, archive and memory"
-    )
+    p = add_command(commands, "doctor")
     p.add_argument("--json", action="store_true")
     p.add_argument(
         "--timeout", type=_seconds, default=10.0, help="seconds each live check may take (10)"

@@ -12,7 +12,7 @@ import json
 import sys
 from typing import Any
 
-from gateway.cli.common import UsageError
+from gateway.cli.common import UsageError, add_command
 from gateway.config import Config, Paths, memory_stores
 from gateway.people import person_option
 from gateway.terminal import visible
@@ -31,7 +31,7 @@ __all__ = ["register"]
 
 
 def register(commands: Any) -> None:
-    memory = commands.add_parser("memory", help="inspect and edit curated memory")
+    memory = add_command(commands, "memory")
     sub = memory.add_subparsers(dest="memory_command", metavar="ACTION", required=True)
 
     def person(p: argparse.ArgumentParser) -> None:

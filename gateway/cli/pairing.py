@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from adapters.messages import label
-from gateway.cli.common import UsageError
+from gateway.cli.common import UsageError, add_command
 from gateway.config import Config, Paths
 from gateway.pairing import Listing, PairingStore, qualified_id, time_left
 
@@ -29,9 +29,7 @@ HEADER = ("STATE", "WHO", "CODE", "EXPIRES", "NAME (what they call themselves)")
 
 
 def register(commands: Any) -> None:
-    pairing = commands.add_parser(
-        "pairing", help="pairing requests: list, approve, deny, revoke, block, unblock"
-    )
+    pairing = add_command(commands, "pairing")
     actions = pairing.add_subparsers(dest="action", metavar="ACTION", required=True)
     listing = actions.add_parser("list", help="waiting codes, approved and blocked people")
     listing.add_argument("--json", action="store_true", help="machine-readable JSON output")

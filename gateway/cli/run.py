@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from gateway import logs
-from gateway.cli.common import UsageError
+from gateway.cli.common import UsageError, add_command
 from gateway.config import (
     Config,
     ConfigError,
@@ -44,7 +44,7 @@ log = logging.getLogger("mnemo")
 
 
 def register(commands: Any) -> None:
-    run = commands.add_parser("run", help="run the gateway on every enabled platform")
+    run = add_command(commands, "run")
     run.add_argument("--verbose", action="store_true", help="debug logging")
     run.set_defaults(handler=_run)
 

@@ -21,6 +21,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from gateway.cli.common import add_command
 from gateway.cli.preflight import check_environment, enabled_platforms
 from gateway.config import Config, Paths, commented_config
 from memory.files import ensure_private_dir
@@ -29,9 +30,9 @@ __all__ = ["check_environment", "register", "summary"]
 
 
 def register(commands: Any) -> None:
-    init = commands.add_parser("init", help="create the home folder and a commented config")
+    init = add_command(commands, "init")
     init.set_defaults(handler=_init)
-    config = commands.add_parser("config", help="check the config or print a commented one")
+    config = add_command(commands, "config")
     sub = config.add_subparsers(dest="config_command", metavar="ACTION", required=True)
     check = sub.add_parser("check", help="validate the config and the environment (exit 2)")
     check.set_defaults(handler=_check)

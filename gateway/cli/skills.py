@@ -14,6 +14,7 @@ import sys
 import time
 from typing import Any
 
+from gateway.cli.common import add_command
 from gateway.config import Config, Paths
 from gateway.terminal import visible
 from memory.skills import SkillError, SkillStore
@@ -22,7 +23,7 @@ __all__ = ["register"]
 
 
 def register(commands: Any) -> None:
-    skills = commands.add_parser("skills", help="list, show and check skills")
+    skills = add_command(commands, "skills")
     sub = skills.add_subparsers(dest="skills_command", metavar="ACTION", required=True)
 
     p = sub.add_parser("list", help="skills with category and description")

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
+from gateway.cli.common import add_command
 from gateway.cli.sessions.browse import list_sessions, search_sessions, show_session
 from gateway.cli.sessions.common import guarded
 from gateway.cli.sessions.maintain import (
@@ -31,7 +32,7 @@ SEARCH_LIMIT = 10  # the session_search tool returns at most 10 results
 
 
 def register(commands: Any) -> None:
-    sessions = commands.add_parser("sessions", help="browse, search, import and check the archive")
+    sessions = add_command(commands, "sessions")
     sub = sessions.add_subparsers(dest="sessions_command", metavar="ACTION", required=True)
 
     def person(p: argparse.ArgumentParser) -> None:

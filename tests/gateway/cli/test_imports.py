@@ -33,7 +33,9 @@ out, err = io.StringIO(), io.StringIO()
 with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
     code = main(sys.argv[1:])
 loaded = sorted({name.split(".")[0] for name in sys.modules})
-print(json.dumps({"code": code, "out": out.getvalue(), "err": err.getvalue(), "loaded": loaded}))
+ours = sorted(n for n in sys.modules if n.startswith(("gateway.cli.", "memory.")))
+print(json.dumps({"code": code, "out": out.getvalue(), "err": err.getvalue(), "loaded": loaded,
+                  "ours": ours}))
 """
 
 
@@ -117,3 +119,19 @@ def test_the_probe_sees_what_a_command_imports(home: Path) -> None:
     config.write_text("model:\n  base_url: http://127.0.0.1:9/v1\n  max_retries: 0\n")
     result = _mnemo(home, "--config", str(config), "doctor", "--timeout", "2")
     assert "openai" in result["loaded"]  # type: ignore[operator]
+
+
+def test_a_command_imports_only_its_own_module(home: Path) -> None:
+    """`mnemo --help` lists every command without importing one (nor pydantic: no config is
+    read); a command imports its own module, not its neighbours'."""
+    helped = _mnemo(home, "--help")
+    assert helped["code"] == 0
+    for command in ("memory", "sessions", "chat", "run", "doctor", "pairing", "skills"):
+        assert command in str(helped["out"])
+    assert {"pydantic", "yaml", "asyncio", "memory"}.isdisjoint(helped["loaded"])  # type: ignore[arg-type]
+    assert [n for n in helped["ours"] if n != "gateway.cli.common"] == []  # type: ignore[union-attr]
+    shown = _mnemo(home, "memory", "show")
+    modules = set(shown["ours"])  # type: ignore[call-overload]
+    assert "gateway.cli.memory" in modules
+    assert not modules & {"gateway.cli.sessions", "gateway.cli.doctor", "gateway.cli.chat"}
+    assert "memory.archive" not in modules  # memory show reads no archive
