@@ -26,6 +26,7 @@ naming the part, and the rest still stops.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import time
 from collections.abc import Callable, Coroutine, Mapping
@@ -300,12 +301,20 @@ class Gateway:
     def _track(self, work: Coroutine[Any, Any, Any], name: str) -> asyncio.Task[Any]:
         task = asyncio.create_task(work, name=name)
         self._tasks.add(task)
-        task.add_done_callback(self._tasks.discard)
+        task.add_done_callback(self._finished)
         return task
+
+    def _finished(self, task: asyncio.Task[Any]) -> None:
+        """A background task ended: one that failed is logged when it fails, not only if it
+        is still running when the gateway stops."""
+        self._tasks.discard(task)
+        if not task.cancelled() and (exc := task.exception()) is not None:
+            during = "while stopping" if self.intake.closing else "while running"
+            _failed(f"background task {task.get_name()}", exc, during)
 
     async def _await_tasks(self, timeout_s: float) -> None:
         """Let background work finish (bounded; typing and the watchers need not), cancel
-        what is left, and log each task that failed."""
+        what is left; each task that failed is logged by ``_finished``."""
         waited = {t for t in self._tasks if not t.get_name().startswith(("typing:", "watch:"))}
         if waited:
             _done, left = await asyncio.wait(waited, timeout=timeout_s)
@@ -315,12 +324,8 @@ class Gateway:
         for task in tasks:
             task.cancel()
         for task in tasks:
-            try:
-                await task
-            except asyncio.CancelledError:
-                continue
-            except Exception as exc:
-                _failed(f"background task {task.get_name()}", exc)
+            with contextlib.suppress(asyncio.CancelledError, Exception):
+                await task  # a failure was logged when it happened (``_finished``)
 
     async def _stats(self) -> dict[str, Any]:
         outbox = await self.ledger.counts()
@@ -334,8 +339,8 @@ class Gateway:
         }
 
 
-def _failed(part: str, exc: Exception) -> None:
-    """What stopping ``part`` raised, as a warning: its type and its text, credential-shaped
-    parts redacted (``gateway.logs.redact``) even where the log has no redactor of its own
+def _failed(part: str, exc: BaseException, during: str = "while stopping") -> None:
+    """What ``part`` raised, as a warning: its type and its text, credential-shaped parts
+    redacted (``gateway.logs.redact``) even where the log has no redactor of its own
     (``mnemo chat``, tests). Never a traceback: the part's name says where to look."""
-    log.warning("%s: %s while stopping: %s", part, type(exc).__name__, redact(str(exc)))
+    log.warning("%s: %s %s: %s", part, type(exc).__name__, during, redact(str(exc)))

@@ -5,6 +5,7 @@ wires: tests/e2e.)"""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
 import logging
@@ -581,6 +582,32 @@ async def test_stop_logs_what_it_cannot_finish_and_stops_the_rest(
         "discord adapter: RuntimeError while stopping: close failed for [redacted]",
     ]
     assert "AAHdqTcv" not in caplog.text and "Traceback" not in caplog.text
+
+
+REDACTED_LEAKY = "close failed for [redacted]"
+
+
+async def test_background_work_that_fails_while_running_is_logged_when_it_fails(
+    rig: Rig, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Not only at stop: a menu refresh or a notice that fails mid-run says so at once."""
+    caplog.set_level(logging.WARNING, logger="gateway.service")
+
+    async def fails_now() -> None:
+        raise OSError(f"disk full near {LEAKY}")
+
+    async with rig.gateway as gateway:
+        task = gateway._track(fails_now(), "notice:early")
+        with contextlib.suppress(OSError):
+            await task
+        await asyncio.sleep(0)  # the done callback runs
+        warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+        assert warnings == [
+            f"background task notice:early: OSError while running: disk full near {REDACTED_LEAKY}"
+        ]
+    later = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert later == warnings  # logged once, not again at stop
+    assert "AAHdqTcv" not in caplog.text
 
 
 async def test_the_adapters_stop_even_when_a_step_before_them_fails(rig: Rig) -> None:
