@@ -355,7 +355,7 @@ RULES: tuple[Rule, ...] = (
         r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
         r"\bxox[abposre]-[A-Za-z0-9-]{10,256}",
         r"-----BEGIN\s+(?:[A-Z]{1,10}\s+)?PRIVATE\s+KEY(?:\s+BLOCK)?-----",
-        r"\b\d{6,12}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])",
+        r"(?<![0-9])\d{6,12}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])",  # also in .../bot<token>/
         r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])",
         r"\bxapp-\d-[A-Za-z0-9-]{20,256}|\bhooks\.slack\.com/services/T[A-Za-z0-9]{6,20}/B[A-Za-z0-9]{6,20}/[A-Za-z0-9]{20,40}",
         r"\bglpat-[A-Za-z0-9_-]{20,256}",

@@ -81,6 +81,17 @@ def test_the_redactor_hides_secrets_anywhere_in_a_record() -> None:
     assert text.count("[redacted]") >= 3
 
 
+def test_a_bot_token_inside_a_bot_api_url_is_redacted_by_its_shape() -> None:
+    """No configured secret here: the credential shapes alone catch a token glued to
+    ``/bot`` in a request URL (an HTTP client's debug line)."""
+    token = "123456789:AAHdqTcvCH1vGWJxfSeofSAs0K5PALDsawq"
+    url = f"POST https://api.telegram.org/bot{token}/getUpdates"
+    text = TextFormatter(Redactor([])).format(
+        logging.LogRecord("httpx", logging.DEBUG, __file__, 1, "%s", (url,), None)
+    )
+    assert token not in text and "AAHdqTcv" not in text and "/bot[redacted]" in text
+
+
 FORGED = "Eve\x1b[2J\x1b[31mRED\x1b[0m\u202eTXT.exe\n2026-12-01 12:00:00,000 ERROR mnemo: forged"
 
 

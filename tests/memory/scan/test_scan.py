@@ -137,6 +137,7 @@ TELEGRAM_TOKEN = "123456789:AA" + "x1Y2z3" * 5 + "abc"  # 35 characters after th
 SLIPPED_THROUGH = [
     # credentials
     ("hardcoded-secret", f"Bot token for the family group: {TELEGRAM_TOKEN}"),
+    ("hardcoded-secret", f"post via https://api.telegram.org/bot{TELEGRAM_TOKEN}/sendMessage"),
     ("hardcoded-secret", "aws_secret_access_key = wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"),
     (
         "hardcoded-secret",
