@@ -2,7 +2,8 @@
 (common word, rare word, words of a real message, a question, a file name or URL) and CJK
 words taken from real messages, each asked by a plausible person; the baseline's naive
 MATCH query; ``Timings`` (latencies and hit counts, percentiles), the run's ``Deadline``,
-and the loops that time ``Searcher.find`` and the baseline by query kind.
+and the loops that time ``Searcher.find`` and the baseline by query kind, ``SearchTool``'s
+discover and scroll, and the CJK query sets.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_core.tools.search import SearchTool
 from bench.archive_common import BASELINE_LIMIT, SEARCH_LIMIT, log
 from bench.archive_data import Dataset
 from memory.archive.query import STOP_WORDS
@@ -182,3 +184,70 @@ def merged(by_kind: dict[str, Timings]) -> Timings:
         out.ms += timings.ms
         out.found += timings.found
     return out
+
+
+async def time_assembly(
+    tool: SearchTool, queries: Sequence[Query], *, deadline: Deadline
+) -> Timings:
+    """``SearchTool.call`` discover, person-scoped: search plus result assembly."""
+    assembled = Timings()
+    for query in queries:
+        if deadline.passed():
+            break
+        start = time.perf_counter()
+        result = await tool.call({"query": query.text}, viewer=query.viewer)
+        assembled.add(time.perf_counter() - start, len(result.get("results", [])))
+    return assembled
+
+
+async def time_scroll(
+    tool: SearchTool,
+    data: Dataset,
+    first_ids: Sequence[int],
+    *,
+    count: int,
+    rng: random.Random,
+    deadline: Deadline,
+) -> Timings:
+    """``SearchTool.call`` scroll around a random message, asked by the session's owner;
+    ``first_ids`` holds the first message id of each exchange, as loaded."""
+    scroll = Timings()
+    for _ in range(count):
+        if deadline.passed():
+            break
+        e = rng.randrange(len(data.exchanges))
+        exchange = data.exchanges[e]
+        plan = data.sessions[exchange.session]
+        anchor = first_ids[e] + rng.randrange(len(exchange.messages))
+        start = time.perf_counter()
+        result = await tool.call(
+            {"session_id": plan.id, "around_message_id": anchor}, viewer=plan.owner
+        )
+        scroll.add(time.perf_counter() - start, len(result.get("messages", [])))
+        if not result["success"]:
+            raise RuntimeError(f"scroll failed: {result}")
+    return scroll
+
+
+async def time_cjk(
+    searcher: Searcher,
+    db: sqlite3.Connection,
+    short: Sequence[Query],
+    long: Sequence[Query],
+    *,
+    deadline: Deadline,
+) -> dict[str, Timings]:
+    """Both CJK query sets, scoped then global, ours then the baseline's; keyed
+    ``"ours 2-char scoped"``, ``"base 3+-char global"`` and so on."""
+    cjk: dict[str, Timings] = {}
+    for label, queries in (("2-char", short), ("3+-char", long)):
+        for scoped in (True, False):
+            scope_name = "scoped" if scoped else "global"
+            key = f"{label} {scope_name}"
+            cjk["ours " + key] = merged(
+                await time_ours(searcher, queries, scoped=scoped, deadline=deadline)
+            )
+            cjk["base " + key] = merged(
+                time_baseline(db, queries, scoped=scoped, deadline=deadline)
+            )
+    return cjk
