@@ -9,14 +9,14 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from adapters.base import Forbidden, RateLimited, Sink, Unavailable
-from agent_core.models import ModelReply, ToolCall, Usage
+from agent_core.models import ChatMessage, ModelReply, ToolCall, ToolSpec, Usage
 from agent_core.models.scripted import ScriptedModel
 from agent_core.review import REVIEW_INSTRUCTION
 from gateway.config.schema import Config, Paths
@@ -31,12 +31,16 @@ from tests.gateway.harness import ChatAdapter
 ADMIN = "9"
 
 
-def responder(delay: float = 0.0) -> Any:
+#: What ``responder`` makes: a ScriptedModel ``respond`` that always awaits.
+AsyncResponder = Callable[[Sequence[ChatMessage], Sequence[ToolSpec]], Awaitable[ModelReply]]
+
+
+def responder(delay: float = 0.0) -> AsyncResponder:
     """Echo; ``remember: X`` saves X to USER.md through the real memory tool, ``search: Q``
     calls session_search."""
     calls = iter(range(10_000))
 
-    async def respond(messages: Sequence[dict[str, Any]], tools: Sequence[Any]) -> ModelReply:
+    async def respond(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelReply:
         last = messages[-1]
         if last["role"] == "user" and REVIEW_INSTRUCTION[:40] in str(last["content"]):
             return ModelReply("nothing to save")
@@ -306,12 +310,11 @@ async def test_cancel_stops_a_turn_keeps_the_message_and_says_so(
     asked = asyncio.Event()
     echo = responder()
 
-    async def respond(messages: Sequence[dict[str, Any]], tools: Sequence[Any]) -> ModelReply:
+    async def respond(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelReply:
         if str(messages[-1]["content"]).endswith("a long question"):
             asked.set()
             await asyncio.Event().wait()  # only a cancel ends this request
-        reply: ModelReply = await echo(messages, tools)
-        return reply
+        return await echo(messages, tools)
 
     rig = Rig(home, archive, config())
     rig.model = ScriptedModel(respond=respond)
