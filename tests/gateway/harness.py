@@ -23,7 +23,7 @@ from typing import Self
 from adapters.base import BotCommand, Delivered, PlatformError, Sink
 from adapters.chunking import split_message
 from adapters.messages import Button, ChatType, Identity, InboundMessage, OutboundMessage, Pressed
-from adapters.skips import SKIP_REASONS
+from adapters.skips import SKIP_REASONS, SkipReason
 
 
 @dataclass(slots=True)
@@ -72,7 +72,7 @@ class ChatAdapter:
         return self.sink is not None
 
     @property
-    def skipped(self) -> dict[str, int]:
+    def skipped(self) -> dict[SkipReason, int]:
         """Nothing reaches it over a wire, so nothing is ever skipped."""
         return dict.fromkeys(SKIP_REASONS, 0)
 

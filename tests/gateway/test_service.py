@@ -587,10 +587,10 @@ async def test_stop_logs_what_it_cannot_finish_and_stops_the_rest(
 
 
 async def test_the_adapters_stop_even_when_a_step_before_them_fails(rig: Rig) -> None:
-    async def broken_flush() -> int:
+    async def broken_flush(platform: str | None = None) -> int:
         raise OSError("state.db is read-only")
 
-    rig.gateway.outbox.flush = broken_flush  # type: ignore[method-assign]
+    rig.gateway.outbox.flush = broken_flush  # type: ignore[method-assign]  # a patched method
     with pytest.raises(OSError, match="read-only"):
         await rig.gateway.stop()
     assert not rig.adapter.connected
