@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from adapters.base import RateLimited
-from adapters.messages import Pressed
+from adapters.messages import InboundMessage, Pressed
 from agent_core.models import ModelReply, ToolCall, Usage
 from gateway.approvals import CARD_CHARS, PER_CARD, QUOTE, answer, cards, decider, listing
 from gateway.config.schema import Config
@@ -112,11 +112,16 @@ async def test_a_second_press_on_a_decided_change_says_it_was_decided(rig: Rig) 
     await rig.adapter.wait_sent(2)
     card = rig.adapter.card("✗ Reject")
     shown = rig.adapter.shown[card]
-    as_seen = {"reply_to": card, "pressed": Pressed(shown.text, shown.buttons), "command": False}
-    data = dict(shown.buttons)
-    await rig.adapter.deliver(rig.adapter.message(data["✗ Reject"], callback=True, **as_seen))
+    pressed, data = Pressed(shown.text, shown.buttons), dict(shown.buttons)
+
+    def press(label: str) -> InboundMessage:  # on the card as it was shown before either
+        return rig.adapter.message(
+            data[label], callback=True, command=False, reply_to=card, pressed=pressed
+        )
+
+    await rig.adapter.deliver(press("✗ Reject"))
     # a second device still showed the buttons: its Approve arrives after the reject
-    await rig.adapter.deliver(rig.adapter.message(data["✓ Approve"], callback=True, **as_seen))
+    await rig.adapter.deliver(press("✓ Approve"))
     await rig.adapter.wait_edits(2)
     rejected, again = (e.text for e in rig.adapter.edits)
     assert rejected == f"{HEADER}\n\n✗ Not saved — add to USER.md: «prefers tea»"

@@ -20,9 +20,10 @@ from gateway.commands import HANDLERS, NAMES, PRIVATE, PUBLIC, answered_privatel
 from gateway.config.schema import Config
 from gateway.replies import ANSWERED_PRIVATELY, ASK_PRIVATELY
 from memory.archive.database import Archive
+from tests.gateway.harness import InChat
 from tests.gateway.test_service import ADMIN, Rig, config
 
-GROUP = {"chat": "-100", "chat_type": "group"}
+GROUP: InChat = {"chat": "-100", "chat_type": "group"}
 CHAT_STORE = "telegram-chat--100"
 SECRET = "my PIN hint is the cat"
 
@@ -164,7 +165,7 @@ async def test_an_answer_the_platform_shows_to_the_asker_only_stays_where_it_is(
     rig: Rig,
 ) -> None:
     """A Discord slash command in a guild is answered ephemerally, in the channel."""
-    message = rig.adapter.message("/memory", user="1", **GROUP)  # type: ignore[arg-type]
+    message = rig.adapter.message("/memory", user="1", **GROUP)
     await rig.adapter.deliver(dataclasses.replace(message, private_reply=True))
     await rig.adapter.wait_sent(1, chat="-100")
     [answer] = rig.adapter.texts("-100")

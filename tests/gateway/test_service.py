@@ -26,7 +26,7 @@ from gateway.service import Gateway
 from gateway.turns import CANCELLED
 from gateway.wiring import access, build_gateway, gateway_settings
 from memory.archive.database import Archive
-from tests.gateway.harness import ChatAdapter
+from tests.gateway.harness import ChatAdapter, InChat
 
 ADMIN = "9"
 
@@ -456,10 +456,10 @@ async def test_a_shared_group_session_never_carries_a_members_private_memory(
     await rig.gateway.start()
     await rig.adapter.say("remember: my PIN hint is the cat", user="1")  # Ada's own DM
     await rig.adapter.wait_sent(1)
-    group = {"chat": "-100", "chat_type": "group", "mention": True}
-    await rig.adapter.say("hello group", user="1", name="Ada", **group)
+    group: InChat = {"chat": "-100", "chat_type": "group"}
+    await rig.adapter.say("hello group", user="1", name="Ada", mention=True, **group)
     await rig.adapter.wait_sent(2)
-    await rig.adapter.say("what day is it", user="2", name="Bo", **group)
+    await rig.adapter.say("what day is it", user="2", name="Bo", mention=True, **group)
     await rig.adapter.wait_sent(3)
     await rig.adapter.say("/memory", user="2", chat="-100", chat_type="group")
     await rig.adapter.wait_sent(4)
