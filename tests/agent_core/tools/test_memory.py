@@ -178,7 +178,7 @@ def test_over_limit_replace_fails_and_changes_nothing(store: MemoryStore) -> Non
 
 
 def test_bad_arguments_are_results_not_exceptions(store: MemoryStore) -> None:
-    for args in (
+    bad: tuple[dict[str, Any], ...] = (  # the JSON arguments a model could send
         {"action": "delete", "old_text": "x"},
         {"action": "add", "content": "x", "target": "everyone"},
         {"action": "add", "content": 5},
@@ -187,7 +187,8 @@ def test_bad_arguments_are_results_not_exceptions(store: MemoryStore) -> None:
         {"operations": []},
         {"operations": [{"action": "add", "content": "x"}], "action": "add"},
         {"operations": [["add"]]},
-    ):
+    )
+    for args in bad:
         result = outcome_json(store.call(args, MemoryTurn()))
         assert result["success"] is False, args
         assert isinstance(result["error"], str)
