@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agent_core.tools.memory import SAVED_NOTE, memory_tool, outcome_json
-from memory import MAX_FAILURES_PER_TURN, MemoryLimits, MemoryStore, MemoryTurn
+from memory import MAX_FAILURES_PER_TURN, MemoryLimits, MemoryStore, MemoryTurn, Target
 from memory.curated import Refused, Saved
 
 SUCCESS_KEYS = {"success", "done", "target", "usage", "entry_count", "message", "note"}
@@ -36,8 +36,8 @@ def add(store: MemoryStore, *contents: str, target: str = "memory") -> None:
         assert call(store, action="add", target=target, content=content)["success"]
 
 
-def raw(store: MemoryStore, target: str = "memory") -> str:
-    return store.path(target).read_text(encoding="utf-8")  # type: ignore[arg-type]
+def raw(store: MemoryStore, target: Target = "memory") -> str:
+    return store.path(target).read_text(encoding="utf-8")
 
 
 # -- the bytes the model reads ---------------------------------------------------------------
