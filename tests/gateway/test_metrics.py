@@ -150,7 +150,7 @@ def test_bad_input_is_clamped_and_never_raises(caplog: pytest.LogCaptureFixture)
     metrics.turn("telegram", "ok", -1.0)
     metrics.set_queue_depth(-3)
     with caplog.at_level(logging.WARNING, logger="gateway.metrics"):
-        metrics.set_memory([("p", "MEMORY.md", "many")])  # type: ignore[list-item]
+        metrics.set_memory([("p", "MEMORY.md", "many")])  # type: ignore[list-item]  # not a size
     assert "set_memory failed" in caplog.text
     found = samples(metrics)
     assert value(found, "mnemo_model_tokens_total", kind="prompt") == 0
