@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -44,7 +45,7 @@ def is_review(messages: Any, tools: Any) -> bool:
 async def test_twenty_turns_with_memory_writes_keep_the_prefix_byte_identical(
     home: Path, archive: Archive
 ) -> None:
-    async def respond(messages: list[ChatMessage], tools: list[ToolSpec]) -> ModelReply:
+    async def respond(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelReply:
         last = messages[-1]
         if last["role"] == "user" and "remember" in str(last["content"]):
             n = str(last["content"]).rsplit(" ", 1)[-1]
@@ -76,7 +77,7 @@ async def test_the_review_writes_after_the_reply_and_may_only_use_memory(
 ) -> None:
     release = asyncio.Event()
 
-    async def respond(messages: list[ChatMessage], tools: list[ToolSpec]) -> ModelReply:
+    async def respond(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelReply:
         if not is_review(messages, tools) and messages[-1]["role"] == "user":
             return ModelReply(content="Nice to meet you, Sam.")
         if is_review(messages, tools):

@@ -92,7 +92,8 @@ async def test_a_long_session_flushes_memory_then_continues_in_a_child(
     assert "Project codename: Heron" in prompt and "They planned project Heron" in prompt
     assert await archive.system_prompt(child.id) == prompt
     assert model.requests[-1].messages[0]["content"] == prompt
-    assert (await a.resume("k", person="telegram-1")).id == child.id  # type: ignore[union-attr]
+    resumed = await a.resume("k", person="telegram-1")
+    assert resumed is not None and resumed.id == child.id
     sent = model.requests[-1].messages
     assert sent[1]["content"].endswith("message number 0 about project Heron " + "z" * 60)
     assert len(sent) < len(model.requests[flush_at - 1].messages)

@@ -6,7 +6,7 @@ import json
 import logging
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 import pytest
 
@@ -44,13 +44,22 @@ async def server() -> AsyncIterator[FakeOpenAI]:
         yield fake
 
 
-def model_for(server: FakeOpenAI, delays: list[float], **kw: object) -> OpenAIModel:
+class Retries(TypedDict, total=False):
+    """``OpenAIModel``'s timeout and retry keywords."""
+
+    timeout_s: float
+    max_retries: int
+    backoff_s: float
+    max_backoff_s: float
+
+
+def model_for(server: FakeOpenAI, delays: list[float], **kw: Unpack[Retries]) -> OpenAIModel:
     async def record(seconds: float) -> None:
         delays.append(seconds)
 
     return OpenAIModel(
         name="fake-model", base_url=server.base_url, api_key="sk-test",
-        sleep=record, rng=lambda: 1.0, **kw,  # type: ignore[arg-type]
+        sleep=record, rng=lambda: 1.0, **kw,
     )  # fmt: skip
 
 

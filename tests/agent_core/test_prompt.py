@@ -5,7 +5,13 @@ from __future__ import annotations
 from datetime import date
 from pathlib import Path
 
-from agent_core.prompt import DEFAULT_IDENTITY, TOOL_GUIDANCE, build_system_prompt, read_soul
+from agent_core.prompt import (
+    DEFAULT_IDENTITY,
+    TOOL_GUIDANCE,
+    SystemPrompt,
+    build_system_prompt,
+    read_soul,
+)
 from memory import MemoryLimits, MemoryStore, MemoryTurn
 
 
@@ -41,13 +47,18 @@ def test_parts_come_in_order_from_most_to_least_stable(tmp_path: Path) -> None:
 
 def test_same_inputs_same_bytes_and_a_write_does_not_change_a_built_prompt(tmp_path: Path) -> None:
     store = _store(tmp_path)
-    args = {"identity": "x", "platform": "console", "today": date(2026, 1, 2)}
-    first = build_system_prompt(snapshot=store.snapshot(), **args)  # type: ignore[arg-type]
-    again = build_system_prompt(snapshot=store.snapshot(), **args)  # type: ignore[arg-type]
+
+    def build() -> SystemPrompt:
+        return build_system_prompt(
+            identity="x", snapshot=store.snapshot(), platform="console", today=date(2026, 1, 2)
+        )
+
+    first = build()
+    again = build()
     assert first.text.encode() == again.text.encode()
     store.call({"action": "add", "content": "New fact"}, MemoryTurn())
     assert "New fact" not in first.text
-    fresh = build_system_prompt(snapshot=store.snapshot(), **args)  # type: ignore[arg-type]
+    fresh = build()
     assert "New fact" in fresh.text
 
 

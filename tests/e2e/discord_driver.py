@@ -9,6 +9,7 @@ not a new message (``shown`` reads a message as edited)."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from typing import Any
 
 from tests.e2e.stack import ADMIN, ALICE, BOB, STRANGER
@@ -182,7 +183,7 @@ class DiscordDriver:
         """Dispatch, in ``user``'s DM, events the adapter must skip; how many of each reason
         (``adapters.skips``) they should count."""
         author, channel = self.users[user], self.dms[user]
-        breaks = (
+        breaks: tuple[Callable[[dict[str, Any]], object], ...] = (
             lambda p: p.update(author="alice"),  # discord.py's parser raises on these two
             lambda p: p.pop("channel_id"),
             lambda p: p.update(content=5),  # normalize cannot map this one

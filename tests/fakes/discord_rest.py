@@ -31,7 +31,7 @@ import json
 import re
 import time
 from collections import deque
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
@@ -155,7 +155,9 @@ class DiscordRest(DiscordGateway):
 
         def message_payload(
             self, channel_id: int, author: FakeUser, content: str, *,
-            reply_to: int | None = None, flags: int = 0,
+            mentions: Iterable[FakeUser | int] = (), reply_to: int | None = None,
+            attachments: Iterable[Mapping[str, Any]] = (), type: int | None = None,
+            flags: int = 0, guild_id: int | None = None,
         ) -> dict[str, Any]: ...  # fmt: skip
 
     def _rest_routes(self) -> list[tuple[str, re.Pattern[str], _Handler]]:
@@ -483,16 +485,16 @@ class DiscordRest(DiscordGateway):
         elif kind in (6, 7):  # the pressed message is the response
             assert interaction.message_id is not None
             interaction.original_id = interaction.message_id
-        if kind == 7:
-            message = self.messages[interaction.message_id]
-            self._change(message, data or {})
-            resource["message"] = message
-            await self._record(Sent(
-                "edit", interaction.channel_id, message["content"], int(message["id"]),
-                time.monotonic(), interaction_id=interaction.id,
-                ephemeral=bool(message.get("flags", 0) & EPHEMERAL),
-                components=tuple(message["components"]),
-            ))  # fmt: skip
+            if kind == 7:  # ... and is edited
+                message = self.messages[interaction.message_id]
+                self._change(message, data or {})
+                resource["message"] = message
+                await self._record(Sent(
+                    "edit", interaction.channel_id, message["content"], int(message["id"]),
+                    time.monotonic(), interaction_id=interaction.id,
+                    ephemeral=bool(message.get("flags", 0) & EPHEMERAL),
+                    components=tuple(message["components"]),
+                ))  # fmt: skip
         await self._notify()
         if "with_response" not in request.query:
             return web.Response(status=204, headers={"Via": "1.1 google"})

@@ -424,9 +424,10 @@ class FakeOpenAI(LoopbackServer):
             return self._error_response(reply)
         if isinstance(reply, Raw):
             return _raw_response(reply)
-        edit = None
+        edit: Callable[[dict[str, Any]], Any] | None = None
         if isinstance(reply, Mangled):
-            reply, edit = reply.reply, reply.edit
+            edit = reply.edit
+            reply = reply.reply
 
         prompt_text = _prompt_text(body)
         usage = self._usage(reply, prompt_text)

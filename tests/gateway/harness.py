@@ -18,12 +18,12 @@ import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Self
+from typing import Self, TypedDict, Unpack
 
 from adapters.base import BotCommand, Delivered, PlatformError, Sink
 from adapters.chunking import split_message
 from adapters.messages import Button, ChatType, Identity, InboundMessage, OutboundMessage, Pressed
-from adapters.skips import SKIP_REASONS
+from adapters.skips import SKIP_REASONS, SkipReason
 
 
 @dataclass(slots=True)
@@ -50,6 +50,34 @@ class Edited:
     buttons: tuple[Button, ...]
 
 
+class Seen(TypedDict, total=False):
+    """Where and how a message is seen: ``ChatAdapter.message``'s keywords a press takes."""
+
+    name: str
+    chat: str | None
+    chat_type: ChatType
+    mention: bool
+    update_id: str | None
+    thread: str | None
+
+
+class InChat(TypedDict):
+    """The chat a message is in, to pass to ``say`` or ``message`` as ``**`` (a group)."""
+
+    chat: str
+    chat_type: ChatType
+
+
+class Said(Seen, total=False):
+    """Every keyword of ``ChatAdapter.message``: what ``say`` takes."""
+
+    user: str
+    command: bool | None
+    callback: bool
+    reply_to: str | None
+    pressed: Pressed | None
+
+
 @dataclass
 class ChatAdapter:
     platform: str = "telegram"
@@ -72,7 +100,7 @@ class ChatAdapter:
         return self.sink is not None
 
     @property
-    def skipped(self) -> dict[str, int]:
+    def skipped(self) -> dict[SkipReason, int]:
         """Nothing reaches it over a wire, so nothing is ever skipped."""
         return dict.fromkeys(SKIP_REASONS, 0)
 
@@ -173,8 +201,8 @@ class ChatAdapter:
             pressed=pressed,
         )
 
-    async def say(self, text: str, **kwargs: object) -> InboundMessage:
-        message = self.message(text, **kwargs)  # type: ignore[arg-type]
+    async def say(self, text: str, **kwargs: Unpack[Said]) -> InboundMessage:
+        message = self.message(text, **kwargs)
         await self.deliver(message)
         return message
 
@@ -190,7 +218,7 @@ class ChatAdapter:
         raise AssertionError(f"no message shows a button {label!r}")
 
     async def press(
-        self, label: str, *, on: str | None = None, user: str = "1", **kwargs: object
+        self, label: str, *, on: str | None = None, user: str = "1", **kwargs: Unpack[Seen]
     ) -> InboundMessage:
         """``user`` presses the button ``label`` of message ``on`` (default: the latest
         that shows one), as the platforms deliver it: in that message's chat, its data as
@@ -206,7 +234,7 @@ class ChatAdapter:
             callback=True,
             reply_to=message_id,
             pressed=Pressed(shown.text, shown.buttons),
-            **kwargs,  # type: ignore[arg-type]
+            **kwargs,
         )
         await self.deliver(press)
         return press

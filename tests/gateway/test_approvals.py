@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 
 from adapters.base import RateLimited
-from adapters.messages import Pressed
-from agent_core.models import ModelReply, ToolCall, Usage
+from adapters.messages import InboundMessage, Pressed
+from agent_core.models import ChatMessage, ModelReply, ToolCall, ToolSpec, Usage
 from gateway.approvals import CARD_CHARS, PER_CARD, QUOTE, answer, cards, decider, listing
 from gateway.config.schema import Config
-from memory import MemoryStore, MemoryTurn, PendingWrite
+from memory import MemoryStore, MemoryTurn, PendingWrite, Target
 from memory.archive.database import Archive
 from memory.curated.approval import Decision
 from memory.curated.operations import Operation
@@ -34,7 +34,7 @@ def approving(**memory: Any) -> Config:
     return Config.model_validate(data)
 
 
-def remembering(messages: Sequence[dict[str, Any]], tools: Sequence[Any]) -> ModelReply:
+def remembering(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelReply:
     """``remember: A | B``: one memory call per fact, all in one reply; then "noted"."""
     last = messages[-1]
     if last["role"] == "tool":
@@ -53,7 +53,7 @@ def remembering(messages: Sequence[dict[str, Any]], tools: Sequence[Any]) -> Mod
 @pytest.fixture
 async def rig(home: Path, archive: Archive) -> AsyncIterator[Rig]:
     made = Rig(home, archive, approving())
-    made.model._respond = remembering  # type: ignore[assignment]
+    made.model._respond = remembering
     await made.gateway.start()
     yield made
     await made.gateway.stop()
@@ -112,11 +112,16 @@ async def test_a_second_press_on_a_decided_change_says_it_was_decided(rig: Rig) 
     await rig.adapter.wait_sent(2)
     card = rig.adapter.card("✗ Reject")
     shown = rig.adapter.shown[card]
-    as_seen = {"reply_to": card, "pressed": Pressed(shown.text, shown.buttons), "command": False}
-    data = dict(shown.buttons)
-    await rig.adapter.deliver(rig.adapter.message(data["✗ Reject"], callback=True, **as_seen))
+    pressed, data = Pressed(shown.text, shown.buttons), dict(shown.buttons)
+
+    def press(label: str) -> InboundMessage:  # on the card as it was shown before either
+        return rig.adapter.message(
+            data[label], callback=True, command=False, reply_to=card, pressed=pressed
+        )
+
+    await rig.adapter.deliver(press("✗ Reject"))
     # a second device still showed the buttons: its Approve arrives after the reject
-    await rig.adapter.deliver(rig.adapter.message(data["✓ Approve"], callback=True, **as_seen))
+    await rig.adapter.deliver(press("✓ Approve"))
     await rig.adapter.wait_edits(2)
     rejected, again = (e.text for e in rig.adapter.edits)
     assert rejected == f"{HEADER}\n\n✗ Not saved — add to USER.md: «prefers tea»"
@@ -190,7 +195,7 @@ async def test_an_approval_that_does_not_fit_keeps_its_buttons_and_says_why(
     home: Path, archive: Archive
 ) -> None:
     rig = Rig(home, archive, approving(user_char_limit=30))
-    rig.model._respond = remembering  # type: ignore[assignment]
+    rig.model._respond = remembering
     await rig.gateway.start()
     try:
         await rig.adapter.say("remember: likes long walks by the sea")
@@ -229,7 +234,7 @@ async def test_in_a_group_the_speakers_own_write_is_shown_to_them_alone(
     home: Path, archive: Archive
 ) -> None:
     rig = Rig(home, archive, approving(group_scope="person"))
-    rig.model._respond = remembering  # type: ignore[assignment]
+    rig.model._respond = remembering
     await rig.gateway.start()
     try:
         await rig.adapter.say("remember: my PIN hint is the cat", mention=True, chat="-100",
@@ -249,8 +254,8 @@ async def test_in_a_group_the_speakers_own_write_is_shown_to_them_alone(
 # -- the wording ----------------------------------------------------------------------------
 
 
-def write(pending_id: str, *ops: Operation, target: str = "user") -> PendingWrite:
-    return PendingWrite(pending_id, target, ops, 0.0, batch=len(ops) > 1)  # type: ignore[arg-type]
+def write(pending_id: str, *ops: Operation, target: Target = "user") -> PendingWrite:
+    return PendingWrite(pending_id, target, ops, 0.0, batch=len(ops) > 1)
 
 
 MINE = decider("telegram-1", mine=True)

@@ -31,8 +31,8 @@ def group(user: str, chat: str = "-100") -> InboundMessage:
     return dataclasses.replace(dm(user), chat_id=chat, chat_type="group")
 
 
-def make(tmp_path: Path, clock: Clock, **access: object) -> Auth:
-    return Auth(Access(**access), PairingStore(tmp_path / "pairing.json", clock=clock))  # type: ignore[arg-type]
+def make(tmp_path: Path, clock: Clock, access: Access | None = None) -> Auth:
+    return Auth(access or Access(), PairingStore(tmp_path / "pairing.json", clock=clock))
 
 
 def test_deny_by_default_and_pairing_for_a_dm(tmp_path: Path) -> None:
@@ -72,12 +72,11 @@ def test_codes_expire_and_attempts_are_few(tmp_path: Path) -> None:
 
 def test_allowlists_admins_groups_and_bots(tmp_path: Path) -> None:
     clock = Clock()
-    auth = make(
-        tmp_path, clock,
+    auth = make(tmp_path, clock, Access(
         allowed_users={"telegram": frozenset({"7"})},
         allowed_chats={"telegram": frozenset({"-100"})},
         admins=frozenset({"telegram:1"}),
-    )  # fmt: skip
+    ))  # fmt: skip
     assert auth.check(dm("7")).action == "allow" and not auth.check(dm("7")).admin
     admin = auth.check(dm("1"))
     assert admin.action == "allow" and admin.admin
@@ -89,7 +88,7 @@ def test_allowlists_admins_groups_and_bots(tmp_path: Path) -> None:
         not (tmp_path / "pairing.json").exists()
         or "8" not in (tmp_path / "pairing.json").read_text()
     )
-    star = make(tmp_path, clock, allowed_users={"telegram": frozenset({"*"})})
+    star = make(tmp_path, clock, Access(allowed_users={"telegram": frozenset({"*"})}))
     assert star.check(dm("12345")).action == "allow"
 
 

@@ -14,15 +14,16 @@ from typing import Any
 import pytest
 
 from adapters.base import Forbidden
-from agent_core.models import ModelReply, ToolCall, Usage
+from agent_core.models import ChatMessage, ModelReply, ToolCall, ToolSpec, Usage
 from agent_core.review import REVIEW_INSTRUCTION
 from gateway.commands import HANDLERS, NAMES, PRIVATE, PUBLIC, answered_privately
 from gateway.config.schema import Config
 from gateway.replies import ANSWERED_PRIVATELY, ASK_PRIVATELY
 from memory.archive.database import Archive
+from tests.gateway.harness import InChat
 from tests.gateway.test_service import ADMIN, Rig, config
 
-GROUP = {"chat": "-100", "chat_type": "group"}
+GROUP: InChat = {"chat": "-100", "chat_type": "group"}
 CHAT_STORE = "telegram-chat--100"
 SECRET = "my PIN hint is the cat"
 
@@ -44,7 +45,7 @@ def tool_results(rig: Rig) -> list[str]:
     return list(seen.values())
 
 
-def reviewing(messages: Sequence[dict[str, Any]], tools: Sequence[Any]) -> ModelReply:
+def reviewing(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelReply:
     """A model whose review saves what the person asked to remember (``note: X``)."""
     last = messages[-1]
     if last["role"] == "tool":
@@ -154,7 +155,7 @@ async def test_an_asker_without_a_private_chat_gets_the_hint(rig: Rig) -> None:
     async def no_private_chat(user_id: str) -> str:
         raise Forbidden(f"{user_id} is a chat")
 
-    rig.adapter.private_chat = no_private_chat  # type: ignore[method-assign]
+    rig.adapter.private_chat = no_private_chat  # type: ignore[method-assign]  # a stand-in
     await rig.adapter.say("/sessions", user="2", **GROUP)
     await rig.adapter.wait_sent(1, chat="-100")
     assert rig.adapter.texts("-100") == [ASK_PRIVATELY]
@@ -164,7 +165,7 @@ async def test_an_answer_the_platform_shows_to_the_asker_only_stays_where_it_is(
     rig: Rig,
 ) -> None:
     """A Discord slash command in a guild is answered ephemerally, in the channel."""
-    message = rig.adapter.message("/memory", user="1", **GROUP)  # type: ignore[arg-type]
+    message = rig.adapter.message("/memory", user="1", **GROUP)
     await rig.adapter.deliver(dataclasses.replace(message, private_reply=True))
     await rig.adapter.wait_sent(1, chat="-100")
     [answer] = rig.adapter.texts("-100")
@@ -282,7 +283,7 @@ async def test_staged_writes_for_a_chat_are_announced_without_content_and_decide
 ) -> None:
     cfg = scoped(write_approval=True, review={"enabled": True})
     rig = Rig(home, archive, cfg)
-    rig.model._respond = reviewing  # type: ignore[assignment]
+    rig.model._respond = reviewing
     await rig.gateway.start()
     await rig.adapter.say("note: the office wifi is mnemo-5g", user="1", mention=True, **GROUP)
     await rig.adapter.wait_sent(2, chat="-100")
@@ -314,7 +315,7 @@ async def test_a_members_own_staged_write_from_a_group_is_announced_to_them_priv
 ) -> None:
     cfg = scoped(write_approval=True, group_scope="person", review={"enabled": True})
     rig = Rig(home, archive, cfg)
-    rig.model._respond = reviewing  # type: ignore[assignment]
+    rig.model._respond = reviewing
     await rig.gateway.start()
     await rig.adapter.say("note: I am moving to Lyon", user="1", mention=True, **GROUP)
     await rig.adapter.wait_sent(1, chat="1")

@@ -42,7 +42,8 @@ async def test_outbox_rows_move_from_pending_to_sent_or_failed(archive: Archive)
     assert row is not None
     assert (row.chunks_sent, row.attempts, row.buttons) == (2, 1, (("Yes", "/y"),))
     await ledger.progress(one, 1, "older news")  # progress never goes backwards
-    assert (await ledger.get(one)).chunks_sent == 2  # type: ignore[union-attr]
+    row = await ledger.get(one)
+    assert row is not None and row.chunks_sent == 2
     await ledger.mark_sent(two)
     await ledger.mark_failed(three, "Forbidden")
     assert [r.id for r in await ledger.pending()] == [one]

@@ -7,6 +7,7 @@ import logging
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
+from adapters.skips import SkipReason
 from gateway.metrics import TURN_BUCKETS, Metrics
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
@@ -67,9 +68,9 @@ def test_model_tokens_errors_retries_and_reviews() -> None:
     metrics = Metrics(process=False)
     metrics.model_usage(prompt=1000, cached=800, completion=50)
     metrics.model_usage(prompt=200, cached=0, completion=10)
-    metrics.model_error("RateLimitError")
-    metrics.model_error("RateLimitError")
-    metrics.model_error("timeout")
+    metrics.model_error("unavailable")
+    metrics.model_error("unavailable")
+    metrics.model_error("rejected")
     metrics.model_retries(3)
     metrics.review(wrote=True, writes=2)
     metrics.review(wrote=False, writes=0)
@@ -79,8 +80,9 @@ def test_model_tokens_errors_retries_and_reviews() -> None:
     assert value(found, "mnemo_model_tokens_total", kind="prompt") == 1200
     assert value(found, "mnemo_model_tokens_total", kind="cached") == 800
     assert value(found, "mnemo_model_tokens_total", kind="completion") == 60
-    assert value(found, "mnemo_model_errors_total", kind="RateLimitError") == 2
-    assert value(found, "mnemo_model_errors_total", kind="timeout") == 1
+    assert value(found, "mnemo_model_errors_total", kind="unavailable") == 2
+    assert value(found, "mnemo_model_errors_total", kind="rejected") == 1
+    assert value(found, "mnemo_model_errors_total", kind="invalid_response") == 0
     assert value(found, "mnemo_model_retries_total") == 3
     assert value(found, "mnemo_reviews_total", result="saved") == 1
     assert value(found, "mnemo_reviews_total", result="nothing") == 2
@@ -148,7 +150,7 @@ def test_bad_input_is_clamped_and_never_raises(caplog: pytest.LogCaptureFixture)
     metrics.turn("telegram", "ok", -1.0)
     metrics.set_queue_depth(-3)
     with caplog.at_level(logging.WARNING, logger="gateway.metrics"):
-        metrics.set_memory([("p", "MEMORY.md", "many")])  # type: ignore[list-item]
+        metrics.set_memory([("p", "MEMORY.md", "many")])  # type: ignore[list-item]  # not a size
     assert "set_memory failed" in caplog.text
     found = samples(metrics)
     assert value(found, "mnemo_model_tokens_total", kind="prompt") == 0
@@ -173,11 +175,11 @@ class Counts:
     """What ``watch_skips`` reads: an adapter's ``skipped`` (here set by the test)."""
 
     def __init__(self) -> None:
-        self.counts: dict[str, int] = {"unparsable": 0, "unnormalisable": 0}
+        self.counts: dict[SkipReason, int] = {"unparsable": 0, "unnormalisable": 0}
         self.broken = False
 
     @property
-    def skipped(self) -> dict[str, int]:
+    def skipped(self) -> dict[SkipReason, int]:
         if self.broken:
             raise RuntimeError("the adapter is gone")
         return self.counts

@@ -9,15 +9,15 @@ from datetime import UTC, datetime
 
 import pytest
 
-from adapters import Identity, InboundMessage
+from adapters import ChatType, Identity, InboundMessage
 from gateway.router import Router, RouterClosed
 from gateway.sessions import SessionKey
 
 
-def msg(text: str, *, chat: str = "1", user: str = "7", chat_type: str = "dm",
+def msg(text: str, *, chat: str = "1", user: str = "7", chat_type: ChatType = "dm",
         thread: str | None = None) -> InboundMessage:  # fmt: skip
     return InboundMessage(
-        platform="telegram", chat_id=chat, chat_type=chat_type,  # type: ignore[arg-type]
+        platform="telegram", chat_id=chat, chat_type=chat_type,
         sender=Identity("telegram", user), text=text, message_id=text,
         timestamp=datetime(2026, 1, 1, tzinfo=UTC), thread_id=thread,
     )  # fmt: skip

@@ -10,14 +10,14 @@ import dataclasses
 import json
 import logging
 import time
-from collections.abc import AsyncIterator, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from adapters.base import Forbidden, RateLimited, Sink, Unavailable
-from agent_core.models import ModelReply, ToolCall, Usage
+from agent_core.models import ChatMessage, ModelReply, ToolCall, ToolSpec, Usage
 from agent_core.models.scripted import ScriptedModel
 from agent_core.review import REVIEW_INSTRUCTION
 from gateway.config.schema import Config, Paths
@@ -27,17 +27,21 @@ from gateway.service import Gateway
 from gateway.turns import CANCELLED
 from gateway.wiring import access, build_gateway, gateway_settings
 from memory.archive.database import Archive
-from tests.gateway.harness import ChatAdapter
+from tests.gateway.harness import ChatAdapter, InChat
 
 ADMIN = "9"
 
 
-def responder(delay: float = 0.0) -> Any:
+#: What ``responder`` makes: a ScriptedModel ``respond`` that always awaits.
+AsyncResponder = Callable[[Sequence[ChatMessage], Sequence[ToolSpec]], Awaitable[ModelReply]]
+
+
+def responder(delay: float = 0.0) -> AsyncResponder:
     """Echo; ``remember: X`` saves X to USER.md through the real memory tool, ``search: Q``
     calls session_search."""
     calls = iter(range(10_000))
 
-    async def respond(messages: Sequence[dict[str, Any]], tools: Sequence[Any]) -> ModelReply:
+    async def respond(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelReply:
         last = messages[-1]
         if last["role"] == "user" and REVIEW_INSTRUCTION[:40] in str(last["content"]):
             return ModelReply("nothing to save")
@@ -307,12 +311,11 @@ async def test_cancel_stops_a_turn_keeps_the_message_and_says_so(
     asked = asyncio.Event()
     echo = responder()
 
-    async def respond(messages: Sequence[dict[str, Any]], tools: Sequence[Any]) -> ModelReply:
+    async def respond(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelReply:
         if str(messages[-1]["content"]).endswith("a long question"):
             asked.set()
             await asyncio.Event().wait()  # only a cancel ends this request
-        reply: ModelReply = await echo(messages, tools)
-        return reply
+        return await echo(messages, tools)
 
     rig = Rig(home, archive, config())
     rig.model = ScriptedModel(respond=respond)
@@ -454,10 +457,10 @@ async def test_a_shared_group_session_never_carries_a_members_private_memory(
     await rig.gateway.start()
     await rig.adapter.say("remember: my PIN hint is the cat", user="1")  # Ada's own DM
     await rig.adapter.wait_sent(1)
-    group = {"chat": "-100", "chat_type": "group", "mention": True}
-    await rig.adapter.say("hello group", user="1", name="Ada", **group)
+    group: InChat = {"chat": "-100", "chat_type": "group"}
+    await rig.adapter.say("hello group", user="1", name="Ada", mention=True, **group)
     await rig.adapter.wait_sent(2)
-    await rig.adapter.say("what day is it", user="2", name="Bo", **group)
+    await rig.adapter.say("what day is it", user="2", name="Bo", mention=True, **group)
     await rig.adapter.wait_sent(3)
     await rig.adapter.say("/memory", user="2", chat="-100", chat_type="group")
     await rig.adapter.wait_sent(4)
@@ -611,10 +614,10 @@ async def test_background_work_that_fails_while_running_is_logged_when_it_fails(
 
 
 async def test_the_adapters_stop_even_when_a_step_before_them_fails(rig: Rig) -> None:
-    async def broken_flush() -> int:
+    async def broken_flush(platform: str | None = None) -> int:
         raise OSError("state.db is read-only")
 
-    rig.gateway.outbox.flush = broken_flush  # type: ignore[method-assign]
+    rig.gateway.outbox.flush = broken_flush  # type: ignore[method-assign]  # a patched method
     with pytest.raises(OSError, match="read-only"):
         await rig.gateway.stop()
     assert not rig.adapter.connected

@@ -52,7 +52,8 @@ async def test_idle_sessions_leave_memory_and_resume_from_the_archive(
     await sessions.get(*keys[0])
     assert len(sessions) == 1 and sessions.peek(keys[0][0]) is first
     resumed = await sessions.get(*keys[1])  # back from the archive, same session
-    assert resumed.id == (await archive.latest_session(str(keys[1][0]))).id  # type: ignore[union-attr]
+    latest = await archive.latest_session(str(keys[1][0]))
+    assert latest is not None and resumed.id == latest.id
     assert [m["role"] for m in resumed.history] == ["user", "assistant"]
 
 

@@ -140,14 +140,17 @@ async def test_leaving_async_with_stops_reading(pipe: tuple[int, int]) -> None:
     gate = Gate()
     adapter = ConsoleAdapter(user_id="ada", chat_id="console-ada", stdin=pipe[0], stdout=out)
     adapter.bind(gate)
+    # The states are compared as tuples: `assert not adapter.connected` would narrow it to
+    # False for mypy until the end of the test (a call does not undo a narrowing), and the
+    # rest of the test would go unchecked as unreachable.
     async with adapter as entered:
-        assert entered is adapter and not adapter.connected  # entering does not start it
+        assert (entered, adapter.connected) == (adapter, False)  # entering does not start it
         await adapter.start(gate.sink)
         os.write(pipe[1], b"inside\n")
         await gate.next()
         gate.answer()
         assert adapter.connected
-    assert not adapter.connected and adapter.closed
+    assert (adapter.connected, adapter.closed) == (False, True)
     assert not [t for t in asyncio.all_tasks() if t.get_name() == "console:input"]
     assert gate.received == ["inside"]
     with pytest.raises(RuntimeError, match="the block failed"):  # not swallowed

@@ -3,15 +3,17 @@
 from __future__ import annotations
 
 import unicodedata
+from typing import Unpack
 
 from adapters.console import render, visible
 from adapters.messages import OutboundMessage
 from gateway.terminal import visible as gateway_visible
 from memory.scan.scanner import INVISIBLE_CHARS
+from tests.adapters.outbound import Extras
 
 
-def reply(text: str, **kwargs: object) -> OutboundMessage:
-    return OutboundMessage("console", "console-ada", text, **kwargs)  # type: ignore[arg-type]
+def reply(text: str, **kwargs: Unpack[Extras]) -> OutboundMessage:
+    return OutboundMessage("console", "console-ada", text, **kwargs)
 
 
 def test_escape_sequences_bidi_and_invisible_characters_are_shown_not_obeyed() -> None:

@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import re
+from typing import Unpack
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from adapters.discord import render
 from adapters.messages import OutboundMessage
+from tests.adapters.outbound import Extras
 
 
-def _out(text: str, **kwargs: object) -> OutboundMessage:
-    return OutboundMessage("discord", "1", text, **kwargs)  # type: ignore[arg-type]
+def _out(text: str, **kwargs: Unpack[Extras]) -> OutboundMessage:
+    return OutboundMessage("discord", "1", text, **kwargs)
 
 
 def _fences_balanced(chunk: str) -> bool:

@@ -3,15 +3,18 @@ arguments each unit is sent with (channel posts over the wire: test_client.py)."
 
 from __future__ import annotations
 
+from typing import Unpack
+
 import discord
 
 from adapters.discord.render import nonce
 from adapters.discord.sending import Progress, WholeText, content, units, view
 from adapters.messages import OutboundMessage
+from tests.adapters.outbound import Extras
 
 
-def out(text: str, **kwargs: object) -> OutboundMessage:
-    return OutboundMessage("discord", "1", text, **kwargs)  # type: ignore[arg-type]
+def out(text: str, **kwargs: Unpack[Extras]) -> OutboundMessage:
+    return OutboundMessage("discord", "1", text, **kwargs)
 
 
 def paragraphs(count: int) -> str:

@@ -7,7 +7,8 @@ import itertools
 import json
 import logging
 import random
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Sequence
+from typing import Literal, TypedDict, Unpack
 
 import pytest
 
@@ -52,10 +53,28 @@ async def eventually(condition: Callable[[], bool], seconds: float = 3.0) -> Non
             await asyncio.sleep(0.02)
 
 
-def make(api: FakeBotAPI, **options: object) -> TelegramAdapter:
-    settings: dict[str, object] = {"poll_timeout": 1.0, "request_timeout": 2.0}
-    settings.update(options)
-    return TelegramAdapter(DEFAULT_TOKEN, base_url=api.base_url, **settings)  # type: ignore[arg-type]
+class Options(TypedDict, total=False):
+    """``TelegramAdapter``'s keywords but ``base_url`` (``make`` points it at the fake)."""
+
+    base_file_url: str | None
+    mode: Literal["polling", "webhook"]
+    webhook_listen: str
+    webhook_port: int
+    webhook_url: str | None
+    webhook_path: str
+    webhook_secret: str | None
+    webhook_max_connections: int
+    poll_timeout: float
+    request_timeout: float
+    backoff_base: float
+    backoff_cap: float
+    allowed_updates: Sequence[str]
+
+
+def make(api: FakeBotAPI, **options: Unpack[Options]) -> TelegramAdapter:
+    options.setdefault("poll_timeout", 1.0)
+    options.setdefault("request_timeout", 2.0)
+    return TelegramAdapter(DEFAULT_TOKEN, base_url=api.base_url, **options)
 
 
 @pytest.fixture
@@ -125,7 +144,9 @@ async def test_an_edit_replaces_the_text_and_the_buttons_a_press_then_sees(
 ) -> None:
     choices = (("Yes 1", "y1"), ("No 1", "n1"), ("Yes 2", "y2"), ("No 2", "n2"))
     [sent_id] = await adapter.send(OutboundMessage("telegram", str(USER), "Two?", buttons=choices))
-    rows = api.sent[0].reply_markup["inline_keyboard"]  # type: ignore[index]
+    markup = api.sent[0].reply_markup
+    assert markup is not None
+    rows = markup["inline_keyboard"]
     assert [[b["text"] for b in row] for row in rows] == [["Yes 1", "No 1"], ["Yes 2", "No 2"]]
     await adapter.edit(str(USER), sent_id, "1: yes. Two?", buttons=choices[2:])
     await adapter.edit(str(USER), sent_id, "1: yes. Two?", buttons=choices[2:])  # unchanged: ok

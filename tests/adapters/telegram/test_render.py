@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Unpack
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -9,11 +11,12 @@ from adapters.chunking import utf16_len
 from adapters.messages import OutboundMessage
 from adapters.telegram import Chunk, render
 from adapters.telegram.render import keyboard
+from tests.adapters.outbound import Extras
 from tests.fakes.telegram_html import parse_html
 
 
-def out(text: str, **kw: object) -> OutboundMessage:
-    return OutboundMessage("telegram", "42", text, **kw)  # type: ignore[arg-type]
+def out(text: str, **kw: Unpack[Extras]) -> OutboundMessage:
+    return OutboundMessage("telegram", "42", text, **kw)
 
 
 def long_reply_with_fence() -> str:

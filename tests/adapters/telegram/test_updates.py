@@ -22,9 +22,9 @@ SECRET = "TOPSECRET-what-someone-wrote"  # in every bad update: it must reach no
 _IDS = itertools.count(1)
 
 
-def message(text: str = SECRET, **changes: Any) -> dict[str, Any]:
+def message(text: object = SECRET, **changes: Any) -> dict[str, Any]:
     """A valid private ``message`` (``from_`` for ``from``), with ``changes`` applied
-    (``None`` removes the field)."""
+    (``None`` removes the field). Any JSON value goes, ``text`` too: these are bad updates."""
     fields: dict[str, Any] = {
         "message_id": next(_IDS),
         "from": FakeBotAPI.user(USER, "Ada"),

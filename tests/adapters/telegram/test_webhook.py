@@ -112,7 +112,8 @@ async def test_only_json_with_the_secret_reaches_the_application(
         assert await post(hook.port, "{", right) == 400
         assert queue.empty()
         assert await post(hook.port, body, right) == 200
-        assert (await asyncio.wait_for(queue.get(), 3)).message.text == "hello"  # type: ignore[union-attr]
+        update = await asyncio.wait_for(queue.get(), 3)
+        assert update.message is not None and update.message.text == "hello"
     finally:
         await hook.close()
 

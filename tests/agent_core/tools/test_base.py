@@ -103,6 +103,6 @@ def test_sync_functions_and_unsupported_annotations_are_programmer_errors() -> N
         """Weird."""
 
     with pytest.raises(TypeError, match="async"):
-        Tool.from_function(sync)  # type: ignore[arg-type]
+        Tool.from_function(sync)  # type: ignore[arg-type]  # the point: not async
     with pytest.raises(TypeError, match="no JSON schema"):
         Tool.from_function(weird)

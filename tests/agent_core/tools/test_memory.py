@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agent_core.tools.memory import SAVED_NOTE, memory_tool, outcome_json
-from memory import MAX_FAILURES_PER_TURN, MemoryLimits, MemoryStore, MemoryTurn
+from memory import MAX_FAILURES_PER_TURN, MemoryLimits, MemoryStore, MemoryTurn, Target
 from memory.curated import Refused, Saved
 
 SUCCESS_KEYS = {"success", "done", "target", "usage", "entry_count", "message", "note"}
@@ -36,8 +36,8 @@ def add(store: MemoryStore, *contents: str, target: str = "memory") -> None:
         assert call(store, action="add", target=target, content=content)["success"]
 
 
-def raw(store: MemoryStore, target: str = "memory") -> str:
-    return store.path(target).read_text(encoding="utf-8")  # type: ignore[arg-type]
+def raw(store: MemoryStore, target: Target = "memory") -> str:
+    return store.path(target).read_text(encoding="utf-8")
 
 
 # -- the bytes the model reads ---------------------------------------------------------------
@@ -178,7 +178,7 @@ def test_over_limit_replace_fails_and_changes_nothing(store: MemoryStore) -> Non
 
 
 def test_bad_arguments_are_results_not_exceptions(store: MemoryStore) -> None:
-    for args in (
+    bad: tuple[dict[str, Any], ...] = (  # the JSON arguments a model could send
         {"action": "delete", "old_text": "x"},
         {"action": "add", "content": "x", "target": "everyone"},
         {"action": "add", "content": 5},
@@ -187,7 +187,8 @@ def test_bad_arguments_are_results_not_exceptions(store: MemoryStore) -> None:
         {"operations": []},
         {"operations": [{"action": "add", "content": "x"}], "action": "add"},
         {"operations": [["add"]]},
-    ):
+    )
+    for args in bad:
         result = outcome_json(store.call(args, MemoryTurn()))
         assert result["success"] is False, args
         assert isinstance(result["error"], str)

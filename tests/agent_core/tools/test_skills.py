@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -107,7 +108,7 @@ async def test_view_list_and_refusals_go_back_to_the_model(tmp_path: Path) -> No
 async def test_the_index_is_frozen_in_a_session_and_the_next_one_loads_the_skill(
     home: Path, archive: Archive
 ) -> None:
-    async def respond(messages: list[ChatMessage], tools: list[ToolSpec]) -> ModelReply:
+    async def respond(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelReply:
         last = messages[-1]
         if last["role"] == "tool":
             return ModelReply("done")
@@ -137,7 +138,7 @@ async def test_the_index_is_frozen_in_a_session_and_the_next_one_loads_the_skill
 async def test_a_review_may_propose_a_skill_which_waits_for_an_admin(
     home: Path, archive: Archive
 ) -> None:
-    async def respond(messages: list[ChatMessage], tools: list[ToolSpec]) -> ModelReply:
+    async def respond(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelReply:
         last = messages[-1]
         if last["role"] == "tool":
             return ModelReply("nothing else")

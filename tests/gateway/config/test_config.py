@@ -54,7 +54,7 @@ def test_overrides_are_read_and_frozen(tmp_path: Path) -> None:
     assert config.memory.scope == "shared"
     assert config.memory.write_approval is True
     with pytest.raises(ValidationError):
-        config.memory.scope = "person"  # type: ignore[misc]
+        config.memory.scope = "person"
 
 
 def test_empty_file_means_defaults(tmp_path: Path) -> None:

@@ -13,6 +13,7 @@ import pytest
 from gateway.pairing.notices import SHOWN, AdminNotices, PairingRequest, admin_notice
 from gateway.pairing.store import PairingStore
 from memory.archive.database import Archive
+from tests.gateway.harness import InChat
 from tests.gateway.test_service import ADMIN, Rig, config
 
 
@@ -142,12 +143,12 @@ async def test_block_ignores_someone_everywhere_and_survives_a_restart(
 
     again = Rig(home, archive, config())  # a restart: the block is in pairing.json
     await again.gateway.start()
-    group = {"chat": "-100", "chat_type": "group"}
+    group: InChat = {"chat": "-100", "chat_type": "group"}
     await again.adapter.say("hello", user="1")
     await again.adapter.say("/status", user="1")
     await again.adapter.say("/memory approve 1", user="1", callback=True, command=False)
-    await again.adapter.say("@bot hi", user="1", mention=True, **group)  # type: ignore[arg-type]
-    await again.adapter.say("/help", user="1", **group)  # type: ignore[arg-type]
+    await again.adapter.say("@bot hi", user="1", mention=True, **group)
+    await again.adapter.say("/help", user="1", **group)
     await again.adapter.say("hello", user="2")
     await again.adapter.wait_sent(1, chat="2")
     await asyncio.sleep(0.2)

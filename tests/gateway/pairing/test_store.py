@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from adapters import Identity, InboundMessage
+from adapters import ChatType, Identity, InboundMessage
 from gateway.auth import Access, Auth
 from gateway.pairing.store import (
     CODE_TTL_S,
@@ -30,10 +30,10 @@ class Clock:
         return self.now
 
 
-def dm(user: str, chat_type: str = "dm") -> InboundMessage:
+def dm(user: str, chat_type: ChatType = "dm") -> InboundMessage:
     return InboundMessage(
         platform="telegram", chat_id=user if chat_type == "dm" else "-100",
-        chat_type=chat_type, sender=Identity("telegram", user, "Ada"),  # type: ignore[arg-type]
+        chat_type=chat_type, sender=Identity("telegram", user, "Ada"),
         text="hi", message_id="1", timestamp=datetime(2026, 1, 1, tzinfo=UTC),
     )  # fmt: skip
 

@@ -62,7 +62,8 @@ async def test_exchange_is_stored_in_order_with_its_metadata(archive: Archive) -
 
 async def test_a_failing_exchange_writes_nothing(archive: Archive) -> None:
     await make_session(archive, "s1", "p1")
-    bad = [NewMessage("user", "hello", speaker="p1"), NewMessage("robot", "beep")]  # type: ignore[arg-type]
+    robot = NewMessage("robot", "beep")  # type: ignore[arg-type]  # the point: no such role
+    bad = [NewMessage("user", "hello", speaker="p1"), robot]
     with pytest.raises(ArchiveError):
         await archive.append_exchange("s1", bad)
     assert await archive.messages("s1", viewer=None) == []

@@ -18,6 +18,7 @@ from memory import (
     MemoryStore,
     MemoryStores,
     MemoryTurn,
+    Target,
 )
 from memory.curated import Change, Done, Refused, Saved, Staged
 
@@ -33,8 +34,8 @@ def add(store: MemoryStore, *contents: str, target: str = "memory") -> None:
         assert isinstance(outcome, Saved), outcome
 
 
-def raw(store: MemoryStore, target: str = "memory") -> str:
-    return store.path(target).read_text(encoding="utf-8")  # type: ignore[arg-type]
+def raw(store: MemoryStore, target: Target = "memory") -> str:
+    return store.path(target).read_text(encoding="utf-8")
 
 
 # -- format and typed outcomes -----------------------------------------------------------------

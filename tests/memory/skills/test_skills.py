@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -207,11 +208,12 @@ def test_view_lists_support_files_and_body_drops_front_matter(
 def test_view_refuses_blocked_text_unless_an_operator_asks(root: Path, store: SkillStore) -> None:
     put_skill(root, "evil", body=INJECTION + "\n")
     put(root, "evil/references/r.md", INJECTION)
-    for call in (
+    calls: tuple[Callable[[], str], ...] = (
         lambda: store.view("evil"),
         lambda: store.body("evil"),
         lambda: store.view("evil", "references/r.md"),
-    ):
+    )
+    for call in calls:
         with pytest.raises(SkillError) as info:
             call()
         assert "ignore-instructions" in str(info.value)
