@@ -48,12 +48,13 @@ from memory.scan.chain import Run
 from memory.scan.patterns import RULES
 from memory.scan.prefilter import Finder, fold
 from memory.scan.readings import DECODE_CAP, flatten, normalise, readings
-from memory.scan.table import Need, Pattern, Table, bounded, table
+from memory.scan.table import Need, Pattern, Table, bounded, patterns, table
 
 __all__ = [
     "DECODE_CAP",
     "INVISIBLE_CHARS",
     "MAX_WIDTH",
+    "PATTERNS",
     "WORK_PER_CHAR",
     "Finding",
     "Pattern",
@@ -83,6 +84,10 @@ _INVISIBLE = re.compile(
 MAX_WIDTH = 1000
 
 
+#: Every rule as one regex (compiled when first used: building this costs no parsing).
+PATTERNS: tuple[Pattern, ...] = patterns()
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     id: str
@@ -97,13 +102,6 @@ def pattern(finding_id: str) -> Pattern:
             source = "|".join(f"(?:{bounded(alt)})" for alt in rule.alternatives)
             return Pattern(rule.id, rule.description, source)
     raise KeyError(finding_id)
-
-
-def __getattr__(name: str) -> object:
-    """``PATTERNS``: every rule as one regex (builds the table on first use)."""
-    if name == "PATTERNS":
-        return table().patterns
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 _DENSE = 1024  # past this many occurrences a literal's positions are no longer listed

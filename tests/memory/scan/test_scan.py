@@ -8,16 +8,11 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from re import _constants as sre_constants  # type: ignore[attr-defined]  # no stubs
+from re import _parser as sre_parse  # type: ignore[attr-defined]
 from typing import Any, NamedTuple
 
 import pytest
-
-try:  # Python 3.11+: the regex parser lives in re._parser
-    from re import _constants as sre_constants
-    from re import _parser as sre_parse
-except ImportError:  # pragma: no cover
-    import sre_constants  # type: ignore[no-redef]
-    import sre_parse  # type: ignore[no-redef]
 
 from bench.scan_bench import adversarial_inputs, typical_entries
 from memory.scan import table as scan_table
