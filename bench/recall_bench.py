@@ -135,11 +135,11 @@ def baseline_rank(db: sqlite3.Connection, table: str, person: str, text: str) ->
 # -- ours -----------------------------------------------------------------------------------
 
 
-def stored_text(message: Message) -> str:
+def stored_text(message: Message, *, headers: bool = True) -> str:
     """What the archive holds for a message: a user message carries the header line the
     agent writes for the model (``agent_core.agent.Agent.user_message``; no speaker in a
-    private chat)."""
-    if message.role == "user":
+    private chat), unless ``headers`` is off."""
+    if headers and message.role == "user":
         return f"[{message.at.strftime('%Y-%m-%d %H:%M UTC')}]\n{message.text}"
     return message.text
 
@@ -156,9 +156,9 @@ def exchanges(session: Session) -> Iterator[list[Message]]:
         yield turn
 
 
-async def ingest(archive: Archive, data: Dataset) -> dict[int, str]:
-    """Every session and message through the archive's write path; archive id -> generator
-    id."""
+async def ingest(archive: Archive, data: Dataset, content: dict[str, str]) -> dict[int, str]:
+    """Every session and message through the archive's write path, each message's text
+    from ``content`` (generator id -> text); returns archive id -> generator id."""
     ids: dict[int, str] = {}
     for session in data.sessions:
         person = session.person
@@ -177,7 +177,7 @@ async def ingest(archive: Archive, data: Dataset) -> dict[int, str]:
             rows = [
                 NewMessage(
                     "user" if m.role == "user" else "assistant",
-                    stored_text(m),
+                    content[m.id],
                     speaker=person if m.role == "user" else None,
                     created_at=m.at.timestamp(),
                 )
@@ -222,6 +222,7 @@ class Config:
     people: int = DEFAULT_PEOPLE
     sessions: int = 25
     seed: int = 7
+    headers: bool = True  # user messages as the agent archives them, with the time header
 
 
 @dataclass
@@ -257,7 +258,7 @@ async def run(config: Config, workdir: Path) -> Result:
         seed=config.seed,
     )
     messages = [m for s in data.sessions for m in s.messages]
-    content = {m.id: stored_text(m) for m in messages}
+    content = {m.id: stored_text(m, headers=config.headers) for m in messages}
     rankings: dict[str, dict[str, list[str]]] = {system: {} for system in SYSTEMS}
     result = Result(config, len(messages), len(data.sessions), data.questions, rankings)
     seconds = result.seconds
@@ -278,7 +279,7 @@ async def run(config: Config, workdir: Path) -> Result:
     mark = time.perf_counter()
     archive = await Archive.open(workdir / "state.db")
     try:
-        to_gid = await ingest(archive, data)
+        to_gid = await ingest(archive, data, content)
         seconds["ingest archive"] = time.perf_counter() - mark
         search = SearchTool(archive)
         tools = {
@@ -312,7 +313,8 @@ def header(result: Result) -> str:
     return (
         f"recall benchmark: bank {config.bank}, {config.people} people, {result.sessions}"
         f" sessions, {result.messages:,} messages, {len(result.questions)} questions"
-        f" (seed {config.seed}); Python {platform.python_version()},"
+        f" (seed {config.seed}{'' if config.headers else ', no time headers'});"
+        f" Python {platform.python_version()},"
         f" SQLite {sqlite3.sqlite_version}"
     )
 
@@ -359,6 +361,7 @@ def figures(result: Result) -> dict[str, Any]:
         "people": config.people,
         "sessions_per_person": config.sessions,
         "seed": config.seed,
+        "headers": config.headers,
         "sessions": result.sessions,
         "messages": result.messages,
         "questions": result.counts() | {"all": len(result.questions)},
@@ -395,9 +398,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--people", type=int, default=DEFAULT_PEOPLE)
     parser.add_argument("--sessions", type=int, default=25, help="sessions per person")
     parser.add_argument("--seed", type=int, default=7)
+    parser.add_argument(
+        "--no-headers",
+        action="store_true",
+        help="store user messages without the agent's [time] header line",
+    )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures")
     args = parser.parse_args(argv)
-    config = Config(args.bank, args.people, args.sessions, args.seed)
+    config = Config(args.bank, args.people, args.sessions, args.seed, not args.no_headers)
     with tempfile.TemporaryDirectory(prefix="mnemo-recall-") as workdir:
         result = asyncio.run(run(config, Path(workdir)))
     print(header(result))

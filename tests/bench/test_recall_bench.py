@@ -81,6 +81,7 @@ def test_exchanges_start_at_each_user_message() -> None:
     user = next(m for m in session.messages if m.role == "user")
     assert stored_text(user).endswith("\n" + user.text)
     assert stored_text(user).startswith(f"[{user.at:%Y-%m-%d %H:%M} UTC]")
+    assert stored_text(user, headers=False) == user.text
 
 
 # -- one tiny run ---------------------------------------------------------------------------
