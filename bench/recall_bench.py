@@ -22,7 +22,7 @@ call, this run) and the size of the JSON it returns. Local, deterministic and bo
 network, everything under a temporary directory that is removed at the end.
 
     .venv/bin/python bench/recall_bench.py [--bank tune|heldout] [--people N] [--json FILE]
-    make bench-recall BENCH_ARGS="--bank tune"
+    make bench-recall BENCH_ARGS="--bank tune --misses 3"
 """
 
 from __future__ import annotations
@@ -235,6 +235,7 @@ class Result:
     latencies_ms: list[float] = field(default_factory=list)
     output_chars: list[int] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)  # message id -> text (for --misses)
 
     def recall(self, system: str, kind: str | None, k: int) -> float:
         """Mean recall@k of ``system`` over the questions of ``kind`` (None: all)."""
@@ -261,6 +262,7 @@ async def run(config: Config, workdir: Path) -> Result:
     content = {m.id: stored_text(m, headers=config.headers) for m in messages}
     rankings: dict[str, dict[str, list[str]]] = {system: {} for system in SYSTEMS}
     result = Result(config, len(messages), len(data.sessions), data.questions, rankings)
+    result.texts = {m.id: f"{m.role}: {m.text}" for m in messages}
     seconds = result.seconds
     seconds["generate"] = time.perf_counter() - started
 
@@ -353,6 +355,38 @@ def render(result: Result) -> str:
     return "\n".join(rows)
 
 
+def misses(result: Result, per_kind: int) -> str:
+    """Up to ``per_kind`` questions of each kind that ours missed at @10, with their evidence
+    and what ours showed instead (for developing on ``tune``; never used on ``heldout``)."""
+    if result.config.bank == "heldout":
+        raise ValueError("the held-out bank is not inspected: use --bank tune")
+    lines = []
+    for kind in KINDS:
+        shown = 0
+        for question in result.questions:
+            ours = result.rankings["ours"][question.id]
+            if question.kind != kind or recall_at(ours, question.evidence, 10) == 1.0:
+                continue
+            if shown == per_kind:
+                break
+            shown += 1
+            lines.append(f"[{kind}] {question.id}: {question.text}  ->  {question.answer}")
+            for mid in question.evidence:
+                session = mid.rsplit("/", 1)[0]
+                same = [hit for hit in ours if hit.rsplit("/", 1)[0] == session]
+                where = (
+                    f"found at {ours.index(mid) + 1}"
+                    if mid in ours
+                    else f"its session at {ours.index(same[0]) + 1} as {same[0]}"
+                    if same
+                    else "its session not in the results"
+                )
+                lines.append(f"    evidence {mid} ({where}): {result.texts[mid]}")
+            for rank, mid in enumerate(ours[:3], 1):
+                lines.append(f"    ours {rank}. {mid}: {result.texts[mid]}")
+    return "\n".join(lines)
+
+
 def figures(result: Result) -> dict[str, Any]:
     """What ``--json`` writes."""
     config = result.config
@@ -404,12 +438,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="store user messages without the agent's [time] header line",
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures")
+    parser.add_argument(
+        "--misses",
+        type=int,
+        default=0,
+        metavar="N",
+        help="print N questions of each kind that ours missed (tune only)",
+    )
     args = parser.parse_args(argv)
+    if args.misses and args.bank == "heldout":
+        parser.error(
+            "--misses reads the questions: only with --bank tune (heldout is not tuned on)"
+        )
     config = Config(args.bank, args.people, args.sessions, args.seed, not args.no_headers)
     with tempfile.TemporaryDirectory(prefix="mnemo-recall-") as workdir:
         result = asyncio.run(run(config, Path(workdir)))
     print(header(result))
     print(render(result))
+    if args.misses:
+        print("\n" + misses(result, args.misses))
     if args.json:
         args.json.write_text(json.dumps(figures(result), indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.json}", file=sys.stderr)

@@ -25,6 +25,7 @@ from bench.recall_bench import (
     figures,
     header,
     main,
+    misses,
     percentile,
     recall_at,
     render,
@@ -117,6 +118,15 @@ def test_every_system_answers_every_question_and_finds_something(tiny: Result) -
         shown = tiny.rankings["ours + context"][question.id]
         assert shown[: len(hits[:1])] == hits[:1]  # the best hit comes first
         assert set(hits) <= set(shown)
+
+
+def test_misses_show_the_evidence_and_what_ours_showed(tiny: Result) -> None:
+    text = misses(tiny, 1)
+    assert text.count("\n[") + text.startswith("[") == len(KINDS)
+    assert "    evidence " in text and "    ours 1. " in text
+    heldout = Result(Config(bank="heldout"), 0, 0, (), {})
+    with pytest.raises(ValueError, match="not inspected"):
+        misses(heldout, 1)
 
 
 def test_no_system_returns_another_persons_message(tiny: Result) -> None:
