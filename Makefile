@@ -7,7 +7,7 @@ PYTEST_WORKERS ?= auto
 # every test module (~2.5 s each). __pycache__/ is ignored by git.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup test test-fast lint fmt bench bench-gateway bench-scan bench-cli scan-table
+.PHONY: setup test test-fast lint fmt bench bench-gateway bench-scan bench-cli bench-recall scan-table
 
 setup:
 	python3 -m venv .venv
@@ -51,6 +51,12 @@ bench-scan:
 # `python -c pass`, against the issue's 0.4 s (about half a minute; see bench/README.md).
 bench-cli:
 	$(PY) bench/cli_bench.py $(BENCH_ARGS)
+
+# Retrieval quality of session_search: recall@3/5/10 per question kind on the held-out bank
+# of bench/recall_data.py, beside two plain FTS5 baselines (about a minute; see
+# bench/README.md). Develop against the tune bank: make bench-recall BENCH_ARGS="--bank tune"
+bench-recall:
+	$(PY) bench/recall_bench.py $(BENCH_ARGS)
 
 # After a change to memory/scan/patterns.py: write the stored scanner table again
 # (memory/scan/table.py says why it is stored; a test fails while it is stale).

@@ -1,0 +1,192 @@
+"""bench/recall_bench.py on a tiny data set (two people, twelve sessions each): one run of the
+real archive and the real session_search tool gives a table with every kind and system;
+recall is counted per evidence id; and no system ever returns another person's message."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from bench.recall_bank_base import KINDS
+from bench.recall_bench import (
+    BASELINES,
+    SYSTEMS,
+    Config,
+    Result,
+    baseline_query,
+    baseline_rank,
+    build_baselines,
+    exchanges,
+    figures,
+    header,
+    main,
+    misses,
+    percentile,
+    recall_at,
+    render,
+    run,
+    stored_text,
+)
+from bench.recall_data import Dataset, Message, Session, generate
+
+TINY = Config(bank="tune", people=2, sessions=12)
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory: pytest.TempPathFactory) -> Result:
+    return asyncio.run(run(TINY, tmp_path_factory.mktemp("recall")))
+
+
+# -- recall ---------------------------------------------------------------------------------
+
+
+def test_recall_counts_each_evidence_id() -> None:
+    evidence = ("p/s1/m4", "p/s7/m2")
+    ranking = ["p/s2/m1", "p/s3/m5", "p/s4/m1", "p/s7/m2", "p/s9/m9"]
+    assert recall_at(ranking, evidence, 3) == 0.0
+    assert recall_at(ranking, evidence, 4) == 0.5
+    assert recall_at(ranking, evidence, 10) == 0.5
+    assert recall_at([*ranking, "p/s1/m4"], evidence, 10) == 1.0
+    assert recall_at([], evidence, 5) == 0.0
+    with pytest.raises(ValueError, match="without evidence"):
+        recall_at(ranking, (), 3)
+
+
+def test_percentile_is_nearest_rank() -> None:
+    values = [float(n) for n in range(1, 101)]
+    assert percentile(values, 50) == 50.0
+    assert percentile(values, 95) == 95.0
+    assert percentile([7.0], 95) == 7.0
+    assert percentile([], 50) == 0.0
+
+
+def test_baseline_query_keeps_content_words_quoted() -> None:
+    assert baseline_query("Which city did Inès's sister move to?") == (
+        '"city" OR "inès" OR "sister" OR "move"'
+    )
+    assert baseline_query('What "NEAR(x" OR y*?') == '"near" OR "x" OR "y"'
+    assert baseline_query("What is it?") is None
+
+
+def test_exchanges_start_at_each_user_message() -> None:
+    session = generate(bank="tune", people=1, sessions_per_person=12).sessions[0]
+    turns = list(exchanges(session))
+    assert [m for turn in turns for m in turn] == list(session.messages)
+    assert all(turn[0].role == "user" for turn in turns)
+    assert all(m.role == "assistant" for turn in turns for m in turn[1:])
+    user = next(m for m in session.messages if m.role == "user")
+    assert stored_text(user).endswith("\n" + user.text)
+    assert stored_text(user).startswith(f"[{user.at:%Y-%m-%d %H:%M} UTC]")
+    assert stored_text(user, headers=False) == user.text
+
+
+# -- one tiny run ---------------------------------------------------------------------------
+
+
+def test_the_table_has_every_kind_and_system(tiny: Result) -> None:
+    table = render(tiny)
+    lines = table.splitlines()
+    for system in SYSTEMS:
+        assert system in lines[0]
+    counts = tiny.counts()
+    for kind in KINDS:
+        assert counts[kind] > 0
+        row = next(line for line in lines if line.startswith(kind + " "))
+        assert row.split()[1] == str(counts[kind])
+        assert len(row.split("|")) == 1 + len(SYSTEMS)
+    assert any(line.startswith("all ") for line in lines)
+    assert "latency p50" in table and "output mean" in table
+    assert "bank tune, 2 people" in header(tiny) and "SQLite" in header(tiny)
+    data = figures(tiny)
+    assert set(data["recall"]) == set(SYSTEMS)
+    assert all(set(data["recall"][s]) == {*KINDS, "all"} for s in SYSTEMS)
+    assert len(tiny.latencies_ms) == len(tiny.output_chars) == len(tiny.questions)
+
+
+def test_every_system_answers_every_question_and_finds_something(tiny: Result) -> None:
+    for system in SYSTEMS:
+        assert set(tiny.rankings[system]) == {q.id for q in tiny.questions}
+        assert tiny.recall(system, None, 10) > 0.2, system
+    for question in tiny.questions:
+        hits = tiny.rankings["ours"][question.id]
+        assert len(hits) <= 10 and len(set(hits)) == len(hits)
+        shown = tiny.rankings["ours + context"][question.id]
+        assert shown[: len(hits[:1])] == hits[:1]  # the best hit comes first
+        assert set(hits) <= set(shown)
+
+
+def test_misses_show_the_evidence_and_what_ours_showed(tiny: Result) -> None:
+    text = misses(tiny, 1)
+    assert text.count("\n[") + text.startswith("[") == len(KINDS)
+    assert "    evidence " in text and "    ours 1. " in text
+    heldout = Result(Config(bank="heldout"), 0, 0, (), {})
+    with pytest.raises(ValueError, match="not inspected"):
+        misses(heldout, 1)
+
+
+def test_no_system_returns_another_persons_message(tiny: Result) -> None:
+    for system in SYSTEMS:
+        for question in tiny.questions:
+            for mid in tiny.rankings[system][question.id]:
+                assert mid.startswith(question.person + "/"), (system, question.id, mid)
+
+
+def test_the_baselines_are_scoped_by_person(tmp_path: Path) -> None:
+    """The two people share names and words: unscoped, the same queries reach the other
+    person's messages; scoped (baseline_rank), never."""
+    data = generate(bank="tune", people=2, sessions_per_person=12)
+    content = {m.id: stored_text(m) for s in data.sessions for m in s.messages}
+    db = build_baselines(tmp_path / "baseline.db", data, content)
+    try:
+        crossing = 0
+        for question in data.questions:
+            match = baseline_query(question.text)
+            assert match is not None
+            unscoped = db.execute(
+                "SELECT m.person FROM fts5 JOIN msgs m ON m.id = fts5.rowid"
+                " WHERE fts5 MATCH ? ORDER BY bm25(fts5) LIMIT 10",
+                (match,),
+            ).fetchall()
+            crossing += any(person != question.person for (person,) in unscoped)
+            for table in BASELINES:
+                ranked = baseline_rank(db, table, question.person, question.text)
+                assert all(mid.startswith(question.person + "/") for mid in ranked)
+        assert crossing > 0  # otherwise the scoping above was never put to the test
+        with pytest.raises(ValueError, match="unknown baseline"):
+            baseline_rank(db, "msgs; DROP TABLE msgs", "maya", "x")
+    finally:
+        db.close()
+
+
+def test_porter_stems_and_unicode61_does_not(tmp_path: Path) -> None:
+    at = datetime(2025, 3, 1, 9, 0, tzinfo=UTC)
+    said = (
+        Message("ana/s1/m1", "ana/s1", "user", "We went hiking at dawn in São Miguel.", at),
+        Message("ana/s1/m2", "ana/s1", "assistant", "Sounds lovely!", at),
+    )
+    data = Dataset((Session("ana/s1", "ana", at, said),), ())
+    db = build_baselines(tmp_path / "baseline.db", data, {m.id: m.text for m in said})
+    try:
+        assert baseline_rank(db, "porter", "ana", "Where did Ana hike?") == ["ana/s1/m1"]
+        assert baseline_rank(db, "fts5", "ana", "Where did Ana hike?") == []
+        assert baseline_rank(db, "fts5", "ana", "hiking in Sao Miguel") == ["ana/s1/m1"]
+        assert baseline_rank(db, "fts5", "bo", "hiking") == []
+    finally:
+        db.close()
+
+
+def test_main_prints_the_table_and_writes_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "recall.json"
+    assert main(["--bank", "tune", "--people", "1", "--sessions", "12", "--json", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert printed.startswith("recall benchmark: bank tune, 1 people")
+    data = json.loads(out.read_text(encoding="utf-8"))
+    assert data["bank"] == "tune" and data["sqlite"] == sqlite3.sqlite_version
+    assert data["latency_ms"]["p95"] >= data["latency_ms"]["p50"] > 0
