@@ -10,15 +10,17 @@ turn) and into two FTS5 tables of a separate plain sqlite3 database (``unicode61
 
 * **ours**: the real ``session_search`` tool (``agent_core.tools.search``), discover mode,
   default settings except ``limit`` 10; the ranking is the order in which the JSON the
-  model reads shows each result's matched message (one per session);
-* **ours + context**: every message id that JSON shows, in order of appearance (the best
-  result's context and bookends included);
+  model reads shows the matches (each result's matching messages, best first, results in
+  order);
+* **ours + context**: every message id that JSON shows, in order of appearance (the
+  matches' neighbours included);
 * **fts5** / **porter**: the question's content words (lower-cased, stop and question words
   removed, each double-quoted) OR-ed, bm25-ranked, top 10 of that person's messages.
 
 recall@k of a question is the fraction of its evidence ids among the first k message ids;
 the table averages it per kind and overall. It also prints the tool's latency (per discover
-call, this run) and the size of the JSON it returns. Local, deterministic and bounded: no
+call, this run) and the size of the JSON it returns, at ``limit`` 10 and with the default
+arguments (the question alone, as the model usually calls it). Local, deterministic and bounded: no
 network, everything under a temporary directory that is removed at the end.
 
     .venv/bin/python bench/recall_bench.py [--bank tune|heldout] [--people N] [--json FILE]
@@ -191,8 +193,8 @@ async def ingest(archive: Archive, data: Dataset, content: dict[str, str]) -> di
 
 
 def hit_ids(payload: dict[str, Any]) -> list[int]:
-    """The matched message of each result, in result order."""
-    return [result["message"]["id"] for result in payload.get("results", [])]
+    """The matches of each result (best first), results in order."""
+    return [m["id"] for result in payload.get("results", []) for m in result["matches"]]
 
 
 def shown_ids(payload: Any) -> list[int]:
@@ -234,6 +236,7 @@ class Result:
     rankings: dict[str, dict[str, list[str]]]  # system -> question id -> message ids
     latencies_ms: list[float] = field(default_factory=list)
     output_chars: list[int] = field(default_factory=list)
+    default_chars: list[int] = field(default_factory=list)  # the call with no limit given
     seconds: dict[str, float] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)  # message id -> text (for --misses)
 
@@ -300,6 +303,8 @@ async def run(config: Config, workdir: Path) -> Result:
                 raise RuntimeError(f"{question.id}: session_search failed: {text[:300]}")
             rankings["ours"][question.id] = [to_gid[i] for i in hit_ids(payload)]
             rankings["ours + context"][question.id] = [to_gid[i] for i in shown_ids(payload)]
+            plain = await tools[question.person].invoke(json.dumps({"query": question.text}))
+            result.default_chars.append(len(plain))
         seconds["ask ours"] = time.perf_counter() - mark
     finally:
         await archive.close()
@@ -350,6 +355,10 @@ def render(result: Result) -> str:
         f" output mean {sum(result.output_chars) / max(1, len(result.output_chars)):,.0f}"
         f" chars, p95 {percentile(result.output_chars, 95):,.0f}, max"
         f" {max(result.output_chars, default=0):,} ({len(result.latencies_ms)} calls)",
+        f"session_search discover, default arguments (limit 3): output mean"
+        f" {sum(result.default_chars) / max(1, len(result.default_chars)):,.0f} chars, p95"
+        f" {percentile(result.default_chars, 95):,.0f},"
+        f" max {max(result.default_chars, default=0):,}",
         "seconds: " + ", ".join(f"{name} {value:.1f}" for name, value in result.seconds.items()),
     ]
     return "\n".join(rows)
@@ -411,6 +420,11 @@ def figures(result: Result) -> dict[str, Any]:
         "latency_ms": {
             "p50": round(percentile(result.latencies_ms, 50), 2),
             "p95": round(percentile(result.latencies_ms, 95), 2),
+        },
+        "default_chars": {
+            "mean": round(sum(result.default_chars) / max(1, len(result.default_chars)), 1),
+            "p95": percentile(result.default_chars, 95),
+            "max": max(result.default_chars, default=0),
         },
         "output_chars": {
             "mean": round(sum(result.output_chars) / max(1, len(result.output_chars)), 1),

@@ -12,11 +12,12 @@ prints.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Literal
 
 from agent_core.tools.base import Tool
 from memory.archive import (
+    HITS_PER_SESSION,
     LIKE_SCAN_ROWS,
     READ_HEAD,
     READ_TAIL,
@@ -30,14 +31,20 @@ from memory.archive import (
     SessionNotFound,
     SessionResult,
     Sort,
+    excerpt,
     when,
+    without_header,
 )
 
 __all__ = ["MESSAGE_CHARS", "SearchTool", "message_json", "session_json", "session_search_tool"]
 
 MESSAGE_CHARS = 4000
-BOOKEND_CHARS = 1200
 PREVIEW_CHARS = 200
+#: What discover shows of a match and of its neighbours: enough to judge it, little enough
+#: that the default call (3 sessions x 3 matches) stays under about 4,000 characters of JSON
+#: on chat-length messages and 5,000 when every message is long (bench-recall measures it);
+#: ``scroll`` reads the whole messages.
+MATCH_CHARS, NEIGHBOUR_CHARS, TITLE_CHARS = 200, 90, 60
 DEFAULT_LIMIT, MAX_LIMIT = 3, 10
 BROWSE_LIMIT = 10
 DEFAULT_WINDOW, MAX_WINDOW = 5, 20
@@ -58,9 +65,10 @@ def session_search_tool(
         window: int | None = None,
     ) -> dict[str, Any]:
         """Search this person's past conversations (raw messages; nothing is summarised).
-        With query: the best matching sessions, the best one with context. Without query:
-        the most recent sessions. With session_id: that session (first and last messages);
-        add around_message_id to read the messages around one of them.
+        With query: the best matching sessions, each with its best matching messages (id,
+        excerpt, and the messages just before and after). Without query: the most recent
+        sessions. With session_id: that session (first and last messages); add
+        around_message_id (a match's id) to read the messages around it in full.
 
         Args:
             query: words or "exact phrases" to look for
@@ -87,9 +95,16 @@ def session_search_tool(
 class SearchTool:
     """The model-facing ``session_search`` contract over a ``Searcher``."""
 
-    def __init__(self, archive: Archive, *, like_scan_rows: int = LIKE_SCAN_ROWS) -> None:
+    def __init__(
+        self,
+        archive: Archive,
+        *,
+        like_scan_rows: int = LIKE_SCAN_ROWS,
+        hits_per_session: int = HITS_PER_SESSION,
+    ) -> None:
         self.archive = archive
         self.searcher = Searcher(archive, like_scan_rows=like_scan_rows)
+        self.hits_per_session = hits_per_session
 
     async def call(
         self,
@@ -146,7 +161,12 @@ class SearchTool:
                 items.append(item)
             return {"success": True, "mode": "browse", "sessions": items}
         found = await searcher.discover(
-            query, viewer=viewer, limit=limit, sort=sort, exclude_session=current_session_id
+            query,
+            viewer=viewer,
+            limit=limit,
+            hits_per_session=self.hits_per_session,
+            sort=sort,
+            exclude_session=current_session_id,
         )
         return _discovery_json(found)
 
@@ -174,31 +194,57 @@ def _reading_json(reading: Reading) -> dict[str, Any]:
 
 
 def _discovery_json(found: Discovery) -> dict[str, Any]:
+    terms = found.parsed.all_terms()
     result: dict[str, Any] = {
         "success": True,
         "mode": "discover",
         "query": found.query,
-        "results": [_result_json(r) for r in found.results],
+        "results": [_result_json(r, terms) for r in found.results],
     }
     if found.note is not None:
         result["note"] = found.note
     return result
 
 
-def _result_json(found: SessionResult) -> dict[str, Any]:
-    entry: dict[str, Any] = {
-        **session_json(found.session),
-        "message": message_json(found.message),
-        "snippet": found.snippet,
+def _result_json(found: SessionResult, terms: Sequence[str]) -> dict[str, Any]:
+    session = found.session
+    group = session.chat_type != "dm"  # who said it matters only where several people talk
+    shown = {match.message.id for match in found.matches}
+    matches = []
+    for match in found.matches:
+        data = _brief(match.message, terms, MATCH_CHARS, speaker=group)
+        data["when"] = when(match.message.created_at)
+        if match.message.external_id:
+            data["external_id"] = match.message.external_id
+        # a neighbour already shown (a match, or the neighbour of another) is not repeated
+        for side, neighbour in (("before", match.before), ("after", match.after)):
+            if neighbour is not None and neighbour.id not in shown:
+                shown.add(neighbour.id)
+                data[side] = _brief(neighbour, terms, NEIGHBOUR_CHARS, speaker=group)
+        matches.append(data)
+    return {
+        "session_id": session.id,
+        "title": excerpt(session.title or "(untitled)", (), TITLE_CHARS),
+        "platform": session.platform,
+        "chat_type": session.chat_type,
+        "when": when(session.last_active_at),
+        "message_count": session.message_count,
+        "matches": matches,
     }
-    context = found.context
-    if context is not None:
-        entry["context"] = [message_json(m) for m in context.around]
-        entry["bookends"] = {
-            "first": [message_json(m, limit=BOOKEND_CHARS) for m in context.first],
-            "last": [message_json(m, limit=BOOKEND_CHARS) for m in context.last],
-        }
-    return entry
+
+
+def _brief(message: Message, terms: Sequence[str], width: int, *, speaker: bool) -> dict[str, Any]:
+    data: dict[str, Any] = {"id": message.id, "role": message.role}
+    if speaker and message.speaker:
+        data["speaker"] = message.speaker
+    if message.tool_name:
+        data["tool_name"] = message.tool_name
+    data["content"] = excerpt(without_header(message.content), terms, width)
+    if message.tool_calls:
+        data["tool_calls"] = [
+            {"name": c.get("function", {}).get("name", c.get("name"))} for c in message.tool_calls
+        ]
+    return data
 
 
 def message_json(message: Message, *, limit: int = MESSAGE_CHARS) -> dict[str, Any]:

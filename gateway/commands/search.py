@@ -8,12 +8,10 @@ show the same of another person.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from adapters.messages import label
 from gateway.commands.base import CommandContext, CommandReply, CommandRequest
 from gateway.terminal import visible
-from memory.archive import when, without_header
+from memory.archive import excerpt, when, without_header
 
 __all__ = ["search_as", "search_command", "sessions_command", "sessions_of"]
 
@@ -47,7 +45,7 @@ async def search_as(context: CommandContext, person: str, query: str, *, own: bo
     """``person``'s past conversations that match ``query``, as they read them (``own``:
     the asker is that person)."""
     found = await context.searcher.discover(
-        query, viewer=person, limit=5, conversation_only=True, context=False
+        query, viewer=person, limit=5, hits_per_session=1, conversation_only=True, neighbours=False
     )
     if found.parsed.empty:
         return "That has no words I can search for. Try /search with a few words you said."
@@ -60,19 +58,9 @@ async def search_as(context: CommandContext, person: str, query: str, *, own: bo
     for result in found.results:
         message = result.message
         who = ("you" if own else "they") if message.role == "user" else "me"
-        excerpt = _excerpt(without_header(message.content), found.parsed.all_terms())
+        cut = excerpt(without_header(message.content), found.parsed.all_terms())
         lines.append(
             f"{when(message.created_at)} · {label(result.session.title or '(untitled)')}\n"
-            f"  {who}: {visible(excerpt)}"
+            f"  {who}: {visible(cut)}"
         )
     return "\n".join(lines)
-
-
-def _excerpt(text: str, terms: Sequence[str], width: int = 160) -> str:
-    """``width`` characters of ``text`` around the first of ``terms`` it contains."""
-    flat = " ".join(text.split())
-    lowered = flat.casefold()
-    places = [i for i in (lowered.find(t.casefold()) for t in terms if t) if i >= 0]
-    start = max(0, min(places, default=0) - width // 3)
-    cut = flat[start : start + width]
-    return f"{'…' if start else ''}{cut}{'…' if start + width < len(flat) else ''}"

@@ -1,14 +1,18 @@
 """Searching the archive: ranked hits, and the reads behind the ``session_search`` tool.
 
 ``Searcher.find`` runs the steps ``memory.archive.query.route`` chooses for the parsed query
-and keeps the best hit per session lineage. Word-index results are ranked by bm25, trigram
-results by recency (``sort`` orders either by time); all are scoped in SQL
+and groups the hits by session lineage (a session and the ones compressed from it), best
+lineage first, keeping the best few hits of each; the steps merge (all words, then any word,
+then substrings), each adding what the ones before did not find. Word-index results are
+ranked by bm25, trigram results by recency (``sort`` orders either by time); all are scoped
+in SQL
 (``memory.archive.database``): a person only ever reaches sessions they took part in.
 
 The tool's four modes are typed reads here, answered with frozen dataclasses:
 
-* ``discover`` (a query) → ``Discovery``: each hit as a ``SessionResult`` (its session, the
-  message that matched, a snippet), the best one with ``Context`` around it;
+* ``discover`` (a query) → ``Discovery``: sessions that matched, best first, each a
+  ``SessionResult`` holding its best matching messages (up to ``hits_per_session``, best
+  first), each a ``Match`` with the message before and after it in its session;
 * ``read`` (a session) → ``Reading``: all of it, or its first and last messages;
 * ``scroll`` (a session and a message in it) → ``Scroll``: the messages around it;
 * ``browse`` (nothing) → ``Listed`` sessions, most recent first.
@@ -33,14 +37,15 @@ from memory.archive.query import ParsedQuery, Ranked, parse_query, route
 from memory.archive.records import ArchiveError
 
 __all__ = [
+    "HITS_PER_SESSION",
     "LIKE_SCAN_ROWS",
     "READ_ALL_UP_TO",
     "READ_HEAD",
     "READ_TAIL",
-    "Context",
     "Discovery",
     "Hit",
     "Listed",
+    "Match",
     "MessageNotInSession",
     "Reading",
     "Scroll",
@@ -48,14 +53,14 @@ __all__ = [
     "SessionNotFound",
     "SessionResult",
     "Sort",
+    "excerpt",
     "when",
 ]
 
 LIKE_SCAN_ROWS = 20_000
 READ_ALL_UP_TO = 30
 READ_HEAD, READ_TAIL = 20, 10
-CONTEXT = 5  # messages on each side of the best hit
-BOOKENDS = 3  # messages at each end of the best hit's session
+HITS_PER_SESSION = 3  # matching messages shown per session result
 NO_WORDS = "The query has no searchable words; nothing was searched."
 NO_MATCH = "No past messages match. Try other words, or omit query to browse."
 Sort = Literal["relevance", "newest", "oldest"]
@@ -88,23 +93,31 @@ class Hit:
 
 
 @dataclass(frozen=True, slots=True)
-class Context:
-    """Around the best hit: ``around`` (the messages on each side, the hit included) and the
-    session's ``first`` and ``last`` few messages."""
+class Match:
+    """A message that matched, the index's snippet of it, and its neighbours: the messages
+    just before and after it in its session (None at either end)."""
 
-    around: tuple[Message, ...]
-    first: tuple[Message, ...]
-    last: tuple[Message, ...]
+    message: Message
+    snippet: str
+    before: Message | None = None
+    after: Message | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class SessionResult:
-    """A session that matched: its ``message`` that matched, and the index's snippet of it."""
+    """A session that matched, with its best matching messages (at least one, best first)."""
 
     session: Session
-    message: Message
-    snippet: str
-    context: Context | None = None  # the best result only
+    matches: tuple[Match, ...]
+
+    @property
+    def message(self) -> Message:
+        """The best matching message."""
+        return self.matches[0].message
+
+    @property
+    def snippet(self) -> str:
+        return self.matches[0].snippet
 
 
 @dataclass(frozen=True, slots=True)
@@ -164,33 +177,65 @@ class Searcher:
         exclude_session: str | None = None,
         conversation_only: bool = False,
     ) -> tuple[list[Hit], ParsedQuery]:
-        """Best hits, one per session lineage, at most ``limit``; ``conversation_only``:
+        """The best hit of each of the best ``limit`` session lineages; ``conversation_only``:
         what people and the bot said, no tool output (what a person's /search shows)."""
+        groups, query = await self.find_grouped(
+            text,
+            viewer=viewer,
+            limit=limit,
+            per_session=1,
+            sort=sort,
+            exclude_session=exclude_session,
+            conversation_only=conversation_only,
+        )
+        return [group[0] for group in groups], query
+
+    async def find_grouped(
+        self,
+        text: str,
+        *,
+        viewer: str | None,
+        limit: int = 3,
+        per_session: int = HITS_PER_SESSION,
+        sort: Sort = "relevance",
+        exclude_session: str | None = None,
+        conversation_only: bool = False,
+    ) -> tuple[list[list[Hit]], ParsedQuery]:
+        """Hits grouped by session lineage: at most ``limit`` lineages, best first, each with
+        at most ``per_session`` hits, best first. The route's steps merge: a later step (any
+        word, then substrings) runs while fewer than ``limit`` lineages were found, and adds
+        hits after the earlier steps' ones (all words rank above any word)."""
         query = parse_query(text)
         if query.empty:
             return [], query
-        wanted = max(limit * 8, 24)
+        wanted = min(max(limit * per_session * 8, 24), 400)
         scope = _scope_sql(viewer, exclude_session, conversation_only)
-        hits: list[Hit] = []
+        groups: dict[str, list[Hit]] = {}
         seen_messages: set[int] = set()
         for step in route(query):
             if isinstance(step, Ranked):
                 found = await self._ranked(
                     step.expr, scope, viewer=viewer, wanted=wanted, sort=sort
                 )
-            elif step.fallback and hits:
+            elif step.fallback and groups:
                 break  # the Latin substring search only runs when words found nothing
             else:
                 found = await self._substring(
                     step.terms, step.short, scope, viewer=viewer, wanted=wanted, sort=sort
                 )
             for hit in found:
-                if hit.message_id not in seen_messages:
-                    seen_messages.add(hit.message_id)
-                    hits.append(hit)
-            if len(_by_lineage(hits)) >= limit:
+                if hit.message_id in seen_messages:
+                    continue
+                seen_messages.add(hit.message_id)
+                group = groups.get(hit.root_id)
+                if group is None:
+                    if len(groups) < limit:
+                        groups[hit.root_id] = [hit]
+                elif len(group) < per_session:
+                    group.append(hit)
+            if len(groups) >= limit:
                 break
-        return _by_lineage(hits)[:limit], query
+        return list(groups.values()), query
 
     # -- the session_search reads -------------------------------------------------------
 
@@ -200,58 +245,71 @@ class Searcher:
         *,
         viewer: str | None,
         limit: int = 3,
+        hits_per_session: int = HITS_PER_SESSION,
         sort: Sort = "relevance",
         exclude_session: str | None = None,
         conversation_only: bool = False,
-        context: bool = True,
+        neighbours: bool = True,
     ) -> Discovery:
-        """``find``, each hit with its session and message; with ``context``, the best one
-        also with the messages around it and its session's first and last ones."""
-        hits, parsed = await self.find(
+        """``find_grouped``, each hit with its message and (``neighbours``) the messages
+        just before and after it in its session."""
+        groups, parsed = await self.find_grouped(
             text,
             viewer=viewer,
             limit=limit,
+            per_session=hits_per_session,
             sort=sort,
             exclude_session=exclude_session,
             conversation_only=conversation_only,
         )
         if parsed.empty:
             return Discovery(text, parsed, (), NO_WORDS)
-        if not hits:
+        if not groups:
             return Discovery(text, parsed, (), NO_MATCH)
         results = []
-        for rank, hit in enumerate(hits):
-            found = await self._result(hit, viewer, context=context and rank == 0)
+        for group in groups:
+            found = await self._result(group, viewer, neighbours=neighbours)
             if found is not None:
                 results.append(found)
         return Discovery(text, parsed, tuple(results), parsed.note)
 
-    async def _result(self, hit: Hit, viewer: str | None, *, context: bool) -> SessionResult | None:
+    async def _result(
+        self, group: Sequence[Hit], viewer: str | None, *, neighbours: bool
+    ) -> SessionResult | None:
         archive = self.archive
-        session = await archive.get_session(hit.session_id, viewer=viewer)
-        window = await archive.messages(
-            hit.session_id,
-            viewer=viewer,
-            before_id=hit.message_id + 1,
-            limit=CONTEXT + 1 if context else 1,
-            newest_first=True,
-        )
-        if session is None or not window:  # pragma: no cover - the SQL already scoped it
+        session_id = group[0].session_id
+        session = await archive.get_session(session_id, viewer=viewer)
+        if session is None:  # pragma: no cover - the SQL already scoped it
             return None
-        anchor = window[0]
-        if not context:
-            return SessionResult(session, anchor, hit.snippet)
-        after = await archive.messages(
-            hit.session_id, viewer=viewer, after_id=hit.message_id, limit=CONTEXT
-        )
-        first = await archive.messages(hit.session_id, viewer=viewer, limit=BOOKENDS)
-        last = await archive.messages(
-            hit.session_id, viewer=viewer, limit=BOOKENDS, newest_first=True
-        )
-        around = (*reversed(window[1:]), anchor, *after)
-        return SessionResult(
-            session, anchor, hit.snippet, Context(around, tuple(first), tuple(reversed(last)))
-        )
+        matches = []
+        for hit in group:
+            if hit.session_id != session.id:  # another session of the lineage
+                other = await archive.get_session(hit.session_id, viewer=viewer)
+                if other is None:  # pragma: no cover - the SQL already scoped it
+                    continue
+            window = await archive.messages(
+                hit.session_id,
+                viewer=viewer,
+                before_id=hit.message_id + 1,
+                limit=2 if neighbours else 1,
+                newest_first=True,
+            )
+            if not window or window[0].id != hit.message_id:  # pragma: no cover - scoped
+                continue
+            after: list[Message] = []
+            if neighbours:
+                after = await archive.messages(
+                    hit.session_id, viewer=viewer, after_id=hit.message_id, limit=1
+                )
+            matches.append(
+                Match(
+                    window[0],
+                    hit.snippet,
+                    window[1] if len(window) > 1 else None,
+                    after[0] if after else None,
+                )
+            )
+        return SessionResult(session, tuple(matches)) if matches else None
 
     async def read(self, session_id: str, *, viewer: str | None) -> Reading:
         """The whole session up to ``READ_ALL_UP_TO`` messages; else its head and tail."""
@@ -403,11 +461,17 @@ def _scope_sql(
     return " AND ".join(where), {"viewer": viewer, "exclude": exclude}
 
 
-def _by_lineage(hits: Sequence[Hit]) -> list[Hit]:
-    best: dict[str, Hit] = {}
-    for hit in hits:
-        best.setdefault(hit.root_id, hit)
-    return list(best.values())
+def excerpt(text: str, terms: Sequence[str], width: int = 160) -> str:
+    """``width`` characters of ``text`` (white space flattened) around the first of
+    ``terms`` it contains, with ``…`` where it was cut."""
+    flat = " ".join(text.split())
+    if len(flat) <= width:
+        return flat
+    lowered = flat.casefold()
+    places = [i for i in (lowered.find(t.casefold()) for t in terms if t) if i >= 0]
+    start = max(0, min(min(places, default=0) - width // 3, len(flat) - width))
+    cut = flat[start : start + width]
+    return f"{'…' if start else ''}{cut}{'…' if start + width < len(flat) else ''}"
 
 
 def when(timestamp: float, now: float | None = None) -> str:

@@ -114,7 +114,7 @@ def test_every_system_answers_every_question_and_finds_something(tiny: Result) -
         assert tiny.recall(system, None, 10) > 0.2, system
     for question in tiny.questions:
         hits = tiny.rankings["ours"][question.id]
-        assert len(hits) <= 10 and len(set(hits)) == len(hits)
+        assert len(hits) <= 30 and len(set(hits)) == len(hits)  # 10 sessions x 3 matches
         shown = tiny.rankings["ours + context"][question.id]
         assert shown[: len(hits[:1])] == hits[:1]  # the best hit comes first
         assert set(hits) <= set(shown)
@@ -122,7 +122,9 @@ def test_every_system_answers_every_question_and_finds_something(tiny: Result) -
 
 def test_misses_show_the_evidence_and_what_ours_showed(tiny: Result) -> None:
     text = misses(tiny, 1)
-    assert text.count("\n[") + text.startswith("[") == len(KINDS)
+    blocks = [line for line in text.splitlines() if line.startswith("[")]
+    assert 1 <= len(blocks) <= len(KINDS)  # at most one per kind (ours may miss none of some)
+    assert len({block.split("]")[0] for block in blocks}) == len(blocks)
     assert "    evidence " in text and "    ours 1. " in text
     heldout = Result(Config(bank="heldout"), 0, 0, (), {})
     with pytest.raises(ValueError, match="not inspected"):

@@ -47,27 +47,62 @@ async def history(archive: Archive) -> Archive:
     return archive
 
 
+RESULT_KEYS = {"session_id", "title", "platform", "chat_type", "when", "message_count",
+               "matches"}  # fmt: skip
+
+
 async def test_discover_shape(history: Archive) -> None:
     result = await SearchTool(history).call({"query": "lighthouse note 7"}, viewer="telegram-1")
     assert result["success"] is True and result["mode"] == "discover"
     (best,) = result["results"]
-    assert set(best) >= SESSION_KEYS and best["session_id"] == "mine"
-    assert set(best["message"]) >= MESSAGE_KEYS and "note 7" in best["message"]["content"]
-    assert "[lighthouse]" in best["snippet"]
-    ids = [m["id"] for m in best["context"]]
-    assert best["message"]["id"] in ids and len(ids) == 11  # ±5 around the anchor
-    assert [m["content"] for m in best["bookends"]["first"]][:1] == ["note 0 about the lighthouse"]
-    assert best["bookends"]["last"][-1]["content"] == "reply 15"
+    assert set(best) == RESULT_KEYS and best["session_id"] == "mine"
+    first, *others = best["matches"]
+    assert first["id"] == 15 and first["role"] == "user" and "UTC" in first["when"]
+    assert first["content"] == "note 7 about the lighthouse"
+    assert first["before"] == {"id": 14, "role": "assistant", "content": "reply 6"}
+    # "reply 7" matches "7" (any word, after all words found one session): it is a match of
+    # its own, so it is not repeated as the neighbour after note 7
+    assert "after" not in first and 16 in {m["id"] for m in others}
+    assert len(others) == 2
 
 
-async def test_discover_compact_results_after_the_best(archive: Archive) -> None:
+async def test_every_result_shows_its_own_matches(archive: Archive) -> None:
     for n in range(3):
         await make_session(archive, f"s{n}", "p1")
         await say(archive, "s" + str(n), "p1", f"pelican sighting number {n}")
     result = await SearchTool(archive).call({"query": "pelican", "limit": 3}, viewer="p1")
-    best, *rest = result["results"]
-    assert "context" in best and "bookends" in best
-    assert len(rest) == 2 and all("context" not in r and "message" in r for r in rest)
+    assert len(result["results"]) == 3
+    for item in result["results"]:
+        (match,) = item["matches"]
+        assert match["content"].startswith("pelican sighting") and match["after"]["id"]
+
+
+async def test_a_message_is_shown_once_per_result(archive: Archive) -> None:
+    """A neighbour that is a match, or already another match's neighbour, is not repeated."""
+    await make_session(archive, "s", "p1")
+    await say(archive, "s", "p1", "the heron came back", "a heron, nice")
+    result = await SearchTool(archive).call({"query": "heron"}, viewer="p1")
+    matches = result["results"][0]["matches"]
+    assert {m["id"] for m in matches} == {1, 2}
+    assert all("before" not in m or m["before"]["id"] not in {1, 2} for m in matches)
+    assert all("after" not in m or m["after"]["id"] not in {1, 2} for m in matches)
+
+
+async def test_the_default_call_stays_small_on_long_chatty_messages(archive: Archive) -> None:
+    """3 sessions x 3 matches with neighbours: excerpts around the words, not whole
+    messages (scroll reads those), so the default JSON stays near 4,000 characters."""
+    filler = "and then we talked about the weather and the trains for a long while " * 30
+    for n in range(5):
+        await make_session(archive, f"s{n}", "p1")
+        for k in range(6):
+            await say(archive, f"s{n}", "p1", f"{filler} the osprey {k}", f"{filler} ok {k}")
+    result = await SearchTool(archive).call({"query": "osprey"}, viewer="p1")
+    assert [len(r["matches"]) for r in result["results"]] == [3, 3, 3]
+    assert len(json.dumps(result, ensure_ascii=False)) <= 5000
+    for item in result["results"]:
+        ids = [m["id"] for m in _messages_in({"results": [item]})]
+        assert len(ids) == len(set(ids))  # the neighbour between two matches is shown once
+    assert all("osprey" in m["content"] for r in result["results"] for m in r["matches"])
 
 
 async def test_discover_excludes_the_current_session(history: Archive) -> None:
@@ -118,14 +153,18 @@ async def test_browse_lists_recent_sessions_with_previews(history: Archive) -> N
     assert only["message_count"] == 32
 
 
-async def test_long_messages_are_truncated_with_a_flag(archive: Archive) -> None:
+async def test_long_messages_are_excerpts_around_the_words(archive: Archive) -> None:
     await make_session(archive, "s1", "p1")
-    await say(archive, "s1", "p1", "albatross " + "x" * 5000, "y" * 2000)
+    await say(archive, "s1", "p1", "x" * 3000 + " albatross " + "z" * 3000, "y" * 2000)
     result = await SearchTool(archive).call({"query": "albatross"}, viewer="p1")
-    best = result["results"][0]
-    assert best["message"]["truncated"] is True and len(best["message"]["content"]) == 4001
-    first = best["bookends"]["first"][0]
-    assert first["truncated"] is True and len(first["content"]) == 1201
+    match = result["results"][0]["matches"][0]
+    assert "albatross" in match["content"] and len(match["content"]) <= 202
+    assert match["content"].startswith("…") and match["content"].endswith("…")
+    assert len(match["after"]["content"]) <= 92
+    scrolled = await SearchTool(archive).call(
+        {"session_id": "s1", "around_message_id": match["id"], "window": 1}, viewer="p1"
+    )
+    assert scrolled["messages"][0]["truncated"] is True  # scroll reads up to 4,000
 
 
 @pytest.mark.parametrize(
@@ -194,11 +233,8 @@ async def test_a_person_never_reaches_another_persons_messages(history: Archive)
 def _messages_in(result: dict[str, Any]) -> list[dict[str, Any]]:
     found = list(result.get("messages", []))
     for item in result.get("results", []):
-        found += [item["message"], *item.get("context", [])]
-        found += [
-            *item.get("bookends", {}).get("first", []),
-            *item.get("bookends", {}).get("last", []),
-        ]
+        for match in item["matches"]:
+            found += [match, *(match[side] for side in ("before", "after") if side in match)]
     return found
 
 
@@ -217,8 +253,8 @@ async def test_import_then_search_returns_external_ids(archive: Archive) -> None
     assert (again.imported, again.skipped_duplicates) == (0, 2)
     result = await SearchTool(archive).call({"query": "kestrel nest"}, viewer="telegram-5")
     best = result["results"][0]
-    assert best["message"]["external_id"] == "tg-9-1"
-    assert best["started_at"] == pytest.approx(1746093600.0)
+    assert best["matches"][0]["external_id"] == "tg-9-1"
+    assert best["matches"][0]["when"].startswith("2025-05-01 10:00 UTC")
     exported = [r async for r in archive.export_records(viewer="telegram-5")]
     assert [r["external_id"] for r in exported] == ["tg-9-1", "tg-9-2"]
     assert exported[0]["person"] == "telegram-5" and exported[1]["role"] == "assistant"
@@ -240,4 +276,5 @@ async def test_assistant_tool_calls_are_named_in_results(archive: Archive) -> No
         ],
     )  # fmt: skip
     result = await SearchTool(archive).call({"query": "jasmine saving"}, viewer="p1")
-    assert result["results"][0]["message"]["tool_calls"] == [{"name": "memory"}]
+    (match,) = (m for m in result["results"][0]["matches"] if m["role"] == "assistant")
+    assert match["tool_calls"] == [{"name": "memory"}]

@@ -117,7 +117,7 @@ async def history(archive: Archive) -> Archive:
     return archive
 
 
-async def test_discover_gives_sessions_messages_and_context_for_the_best(
+async def test_discover_gives_sessions_their_best_matches_and_neighbours(
     history: Archive,
 ) -> None:
     found = await Searcher(history).discover("lighthouse note 7", viewer="telegram-1")
@@ -125,12 +125,36 @@ async def test_discover_gives_sessions_messages_and_context_for_the_best(
     (best,) = found.results
     assert best.session.id == "mine" and best.message.content == "note 7 about the lighthouse"
     assert "[lighthouse]" in best.snippet and found.note is None
-    assert best.context is not None
-    assert [m.id for m in best.context.around] == list(range(10, 21))  # ±5 around message 15
-    assert [m.id for m in best.context.first] == [1, 2, 3]
-    assert [m.id for m in best.context.last] == [30, 31, 32]
-    bare = await Searcher(history).discover("lighthouse", viewer="telegram-1", context=False)
-    assert bare.results[0].context is None
+    first = best.matches[0]
+    assert first.message.id == 15  # user messages are the odd ids: note n is 2n + 1
+    assert first.before is not None and first.before.content == "reply 6"
+    assert first.after is not None and first.after.content == "reply 7"
+    # all three words: note 7 only; then any word adds more of the session, best first
+    assert len(best.matches) == 3 and len({m.message.id for m in best.matches}) == 3
+    bare = await Searcher(history).discover(
+        "lighthouse", viewer="telegram-1", hits_per_session=1, neighbours=False
+    )
+    (only,) = bare.results[0].matches
+    assert only.before is None and only.after is None
+
+
+async def test_two_matches_in_one_session_are_both_shown(archive: Archive) -> None:
+    """The session's best match is not always the message asked about: an echo of it by the
+    assistant can rank first, and the person's own message must still be there."""
+    await make_session(archive, "s", "p1")
+    await say(archive, "s", "p1", "we adopted a greyhound called Biscuit", "Biscuit! A greyhound!")
+    await say(archive, "s", "p1", "what's the weather", "sunny")
+    found = await Searcher(archive).discover("greyhound Biscuit", viewer="p1")
+    contents = {m.message.content for m in found.results[0].matches}
+    assert contents == {"we adopted a greyhound called Biscuit", "Biscuit! A greyhound!"}
+
+
+async def test_the_match_at_a_sessions_edge_has_no_neighbour_there(archive: Archive) -> None:
+    await make_session(archive, "s", "p1")
+    await say(archive, "s", "p1", "first words: ocelot", "fine")
+    found = await Searcher(archive).discover("ocelot", viewer="p1")
+    (match,) = found.results[0].matches
+    assert match.before is None and match.after is not None and match.after.content == "fine"
 
 
 async def test_discover_says_why_it_found_nothing(history: Archive) -> None:
