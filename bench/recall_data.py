@@ -184,6 +184,35 @@ def _select(story: Story, rng: random.Random) -> list[Ask]:
 Unit = list[tuple[str, str, str | None]]  # (role, text, plant key whose answer it holds)
 
 
+@dataclass
+class _Talk:
+    """One person's small talk and replies: nothing of it states an answer (``leak``)."""
+
+    voice: Voice
+    rng: random.Random
+    leak: re.Pattern[str] | None
+    pid: str
+
+    def clean(self, unit: Unit) -> bool:
+        return self.leak is None or not any(self.leak.search(text) for _, text, _ in unit)
+
+    def filler(self, seen: set[str]) -> Unit:
+        """Small talk that states no answer and does not start like earlier small talk."""
+        for _ in range(50):
+            unit: Unit = [(role, text, None) for role, text in self.voice.filler(self.rng)]
+            if self.clean(unit) and unit[0][1][:12] not in seen:
+                seen.add(unit[0][1][:12])
+                return unit
+        raise RuntimeError(f"{self.pid}: no fresh small talk")
+
+    def reply(self, text: str | None) -> str:
+        voice, rng = self.voice, self.rng
+        text = text or rng.choice(voice.ack)
+        if rng.random() < FOLLOW_UP_SHARE:
+            text += ("" if voice.lang in ("zh", "ja") else " ") + rng.choice(voice.follow_ups)
+        return text
+
+
 def _person(
     voice: Voice, display: str, pid: str, count: int, rng: random.Random
 ) -> tuple[list[Session], list[Question]]:
@@ -191,30 +220,25 @@ def _person(
     story = Story(rng, display, voice.lang, dates, voice.templates)
     voice.story(story)
     asks = _select(story, rng)
-    leak = leak_pattern(ask.answer for ask in asks)
+    talk = _Talk(voice, rng, leak_pattern(ask.answer for ask in asks), pid)
     no_recap = {key for ask in asks if ask.kind in ("single", "multi-hop") for key in ask.keys}
+    body = _planted(story, talk, count, no_recap)
+    sessions, holders = _sessions(story, talk, dates, body)
+    questions = []
+    for number, ask in enumerate(asks, 1):
+        evidence = tuple(mid for key in ask.keys for mid in holders[key])
+        questions.append(
+            Question(f"{pid}/q{number}", pid, ask.kind, ask.text, evidence, ask.answer)
+        )
+    return sessions, questions
 
-    def clean(unit: Unit) -> bool:
-        return leak is None or not any(leak.search(text) for _, text, _ in unit)
 
-    def filler(seen: set[str]) -> Unit:
-        """Small talk that states no answer and does not start like earlier small talk."""
-        for _ in range(50):
-            unit: Unit = [(role, text, None) for role, text in voice.filler(rng)]
-            if clean(unit) and unit[0][1][:12] not in seen:
-                seen.add(unit[0][1][:12])
-                return unit
-        raise RuntimeError(f"{pid}: no fresh small talk")
-
-    def reply(text: str | None) -> str:
-        text = text or rng.choice(voice.ack)
-        if rng.random() < FOLLOW_UP_SHARE:
-            text += ("" if voice.lang in ("zh", "ja") else " ") + rng.choice(voice.follow_ups)
-        return text
-
+def _planted(story: Story, talk: _Talk, count: int, no_recap: set[str]) -> list[list[Unit]]:
+    """Each session's units that carry the story: plants (and recaps), then mentions."""
+    voice, rng = talk.voice, talk.rng
     body: list[list[Unit]] = [[] for _ in range(count)]
     for plant in story.plants.values():
-        unit: Unit = [("user", plant.text, plant.key), ("assistant", reply(plant.reply), None)]
+        unit: Unit = [("user", plant.text, plant.key), ("assistant", talk.reply(plant.reply), None)]
         if plant.recap and plant.key not in no_recap and rng.random() < RECAP_SHARE:
             unit += [
                 ("user", rng.choice(voice.recap_asks), None),
@@ -222,11 +246,19 @@ def _person(
             ]
         body[plant.session].append(unit)
     for mention in story.mentions:
-        unit = [("user", mention.text, None), ("assistant", reply(mention.reply), None)]
+        unit = [("user", mention.text, None), ("assistant", talk.reply(mention.reply), None)]
         room = MAX_MESSAGES - 2 - sum(len(u) for u in body[mention.session])  # 2: the opener
-        if clean(unit) and len(unit) <= room:
+        if talk.clean(unit) and len(unit) <= room:
             body[mention.session].append(unit)
+    return body
 
+
+def _sessions(
+    story: Story, talk: _Talk, dates: Sequence[datetime], body: list[list[Unit]]
+) -> tuple[list[Session], dict[str, list[str]]]:
+    """The sessions, padded with small talk and shuffled; and which messages hold each
+    plant's answer."""
+    voice, rng, pid = talk.voice, talk.rng, talk.pid
     sessions: list[Session] = []
     holders: dict[str, list[str]] = {key: [] for key in story.plants}
     for index, (start, units) in enumerate(zip(dates, body, strict=True)):
@@ -236,7 +268,7 @@ def _person(
         size = len(opener) + sum(len(unit) for unit in units)
         seen: set[str] = set()
         while size < target:
-            unit = filler(seen)
+            unit = talk.filler(seen)
             if size + len(unit) > MAX_MESSAGES:
                 if size >= MIN_MESSAGES:
                     break
@@ -257,14 +289,7 @@ def _person(
         if not MIN_MESSAGES <= len(messages) <= MAX_MESSAGES:
             raise RuntimeError(f"{sid}: {len(messages)} messages")  # a story planted too much
         sessions.append(Session(sid, pid, start, tuple(messages)))
-
-    questions = []
-    for number, ask in enumerate(asks, 1):
-        evidence = tuple(mid for key in ask.keys for mid in holders[key])
-        questions.append(
-            Question(f"{pid}/q{number}", pid, ask.kind, ask.text, evidence, ask.answer)
-        )
-    return sessions, questions
+    return sessions, holders
 
 
 def stats(data: Dataset) -> dict[str, object]:

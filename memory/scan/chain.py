@@ -113,20 +113,26 @@ def _node(op: Any, av: Any) -> list[tuple[_Token, ...]] | None:
             union += strings
         return union
     if op in (c.MAX_REPEAT, c.MIN_REPEAT, c.POSSESSIVE_REPEAT):
-        low, high, body = av
-        if body.data == [(c.IN, [(c.CATEGORY, c.CATEGORY_SPACE)])] and high <= 8:
-            return [(_WS,)] if low else [(), (_WS,)]
-        inner = _language(body)
-        if inner is None or high > 3:
-            return None
-        result: list[tuple[_Token, ...]] = []
-        run: list[tuple[_Token, ...]] = [()]
-        for count in range(high + 1):
-            if count >= low:
-                result += run
-            run = [a + b for a in run for b in inner]
-        return result
+        return _repeat(*av)
     return None
+
+
+def _repeat(low: int, high: int, body: Any) -> list[tuple[_Token, ...]] | None:
+    """The strings ``body{low,high}`` matches: a short run of white space is one token;
+    anything else repeated more than three times is not a small language."""
+    c = _constants
+    if body.data == [(c.IN, [(c.CATEGORY, c.CATEGORY_SPACE)])] and high <= 8:
+        return [(_WS,)] if low else [(), (_WS,)]
+    inner = _language(body)
+    if inner is None or high > 3:
+        return None
+    result: list[tuple[_Token, ...]] = []
+    run: list[tuple[_Token, ...]] = [()]
+    for count in range(high + 1):
+        if count >= low:
+            result += run
+        run = [a + b for a in run for b in inner]
+    return result
 
 
 def _collapse(tokens: tuple[_Token, ...]) -> tuple[_Token, ...]:

@@ -159,32 +159,7 @@ def _start_tag(text: str, begin: int) -> tuple[str, dict[str, str], int]:
             i += 1
         if i >= len(text) or text[i] == ">":
             break
-        name_start = i
-        while i < len(text) and text[i] not in _SPACE and text[i] not in "=>":
-            i += 1
-        name = text[name_start:i].lower()
-        if not name:
-            raise HtmlError(
-                f'Empty attribute name in the tag "{tag}" at byte offset {_byte_offset(text, i)}'
-            )
-        while i < len(text) and text[i] in _SPACE:
-            i += 1
-        if i < len(text) and text[i] == "=":
-            i += 1
-            while i < len(text) and text[i] in _SPACE:
-                i += 1
-            if i >= len(text):
-                raise HtmlError(f"Unclosed start tag at byte offset {_byte_offset(text, begin)}")
-            value, i = _attribute_value(text, i, tag, begin)
-        elif i < len(text) and (text[i] == ">" or text[i].isalpha()):
-            value = ""  # a bare attribute, such as <blockquote expandable>
-        elif i >= len(text):
-            raise HtmlError(f"Unclosed start tag at byte offset {_byte_offset(text, begin)}")
-        else:
-            raise HtmlError(
-                f'Expected equal sign in declaration of an attribute of the tag "{tag}" at '
-                f"byte offset {_byte_offset(text, i)}"
-            )
+        name, value, i = _attribute(text, i, tag, begin)
         attributes.setdefault(name, value)
     if i >= len(text):
         raise HtmlError(f"Unclosed start tag at byte offset {_byte_offset(text, begin)}")
@@ -198,6 +173,37 @@ def _start_tag(text: str, begin: int) -> tuple[str, dict[str, str], int]:
             f"{_byte_offset(text, begin)}"
         )
     return tag, attributes, i + 1
+
+
+def _attribute(text: str, i: int, tag: str, begin: int) -> tuple[str, str, int]:
+    """One ``name="value"`` (or bare ``name``) of the tag opened at ``begin``, read from
+    ``i``; its name, value and the index after it."""
+    name_start = i
+    while i < len(text) and text[i] not in _SPACE and text[i] not in "=>":
+        i += 1
+    name = text[name_start:i].lower()
+    if not name:
+        raise HtmlError(
+            f'Empty attribute name in the tag "{tag}" at byte offset {_byte_offset(text, i)}'
+        )
+    while i < len(text) and text[i] in _SPACE:
+        i += 1
+    if i < len(text) and text[i] == "=":
+        i += 1
+        while i < len(text) and text[i] in _SPACE:
+            i += 1
+        if i >= len(text):
+            raise HtmlError(f"Unclosed start tag at byte offset {_byte_offset(text, begin)}")
+        value, i = _attribute_value(text, i, tag, begin)
+        return name, value, i
+    if i < len(text) and (text[i] == ">" or text[i].isalpha()):
+        return name, "", i  # a bare attribute, such as <blockquote expandable>
+    if i >= len(text):
+        raise HtmlError(f"Unclosed start tag at byte offset {_byte_offset(text, begin)}")
+    raise HtmlError(
+        f'Expected equal sign in declaration of an attribute of the tag "{tag}" at '
+        f"byte offset {_byte_offset(text, i)}"
+    )
 
 
 def parse_html(text: str) -> tuple[str, list[dict[str, Any]]]:
