@@ -86,11 +86,6 @@ def _run(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     model = build_model(config, environ=environ)
     level = logging.DEBUG if args.verbose else getattr(logging, config.ops.log_level.upper())
     logs.install(secrets_of(config, environ), level=level, fmt=config.ops.log_format)
-    from memory.scan.table import table
-
-    # A long-lived process derives the whole scanner table before it answers anyone, so
-    # the first long text a turn scans (a skill, a summary) does not wait about a second.
-    table().warm()
     try:
         return asyncio.run(_serve(paths, config, adapters, model))
     except KeyboardInterrupt:  # a second Ctrl-C during the drain

@@ -254,8 +254,9 @@ class Table:
         return shape
 
     def warm(self) -> None:
-        """Derive every shape and compile every regex now (about two seconds of CPU) rather
-        than on the first long text that needs them: for timing scans, not for start-up."""
+        """Derive every shape and compile every regex now (about a second of CPU) rather than
+        on the first long text that needs them: for timing scans. A process that never scans
+        a long text never pays it; one that does pays it once, on that text."""
         for number, alternative in enumerate(self.alternatives):
             alternative.regex  # noqa: B018 - compiled and cached
             self.shape(number)
