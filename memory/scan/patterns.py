@@ -33,9 +33,14 @@ def _rule(pid: str, description: str, *alternatives: str) -> Rule:
 _IGNORE = r"ignore|disregard|forget|set\s+aside|put\s+aside|pay\s+no\s+attention\s+to|stop\s+following|stop\s+obeying|throw\s+out|override|overrule|bypass|skip|abandon|discard|drop|neglect|nullify|erase|wipe|cancel|unlearn|dismiss"
 _PRIOR = r"previous|prev|prior|above|earlier|preceding|former|original|existing|initial|old|all|any|your|the|these|those|every|my|system|safety|developer"
 _RULES = r"instructions?|instrs?|persona|safety\s+training|setup\s+text|directions|criteria|rules|guidelines|directives|prompts?|commands|orders|constraints|guardrails|policies|programming|restrictions|guidance|context"
+# A value that says it is not a real one: a placeholder word or bracket starting a word in its
+# first 60 characters ("YOUR_API_KEY_HERE", "<your key>", "${TOKEN}", "dev-only-not-secret";
+# not "...CYEXAMPLEKEY", where the word is glued inside a random-looking value).
+_PLACEHOLDER_WORDS = r"(?:your|example|placeholder|changeme|change[-_]me|redacted|dummy|sample|xxxx|not[-_]?(?:a[-_]?)?secret|<|\$\{|\{\{)"
+_PLACEHOLDER = r"(?![^\s\"'`]{0,60}?(?<![a-z0-9])" + _PLACEHOLDER_WORDS + ")"
 _SECRET_VAR = r"\$\{?[A-Za-z_]{0,40}(?:KEY|TOKEN|SECRET|PASS(?:WORD)?|PWD|CRED(?:ENTIAL)?S?|AUTH)[A-Za-z_]{0,20}\}?"  # noqa: S105
 _NET_TOOL = r"curl|wget|nc|ncat|netcat|socat|telnet|scp|rsync|sftp|ftp|dig|nslookup|Invoke-WebRequest|Invoke-RestMethod|iwr|irm|fetch|requests\.(?:get|post|put)|urllib|httpx"
-_SECRET_FILE = r"\.env\b|id_rsa|id_ed25519|id_ecdsa|id_dsa|\.netrc|\.aws/credentials|aws/credentials|/etc/shadow|/etc/passwd|credentials\.json|\.git-credentials|\.kube/config|kubeconfig|\.pgpass|\.npmrc|\.pypirc|\.docker/config\.json|\.ssh/|keychain|wallet\.dat|serviceaccount/token|secrets\.ya?ml|Login Data|\.bash_history|\.zsh_history|/etc/sudoers|\.gnupg|\.password-store|saved passwords|stored passwords|/proc/(?:self|\d{1,7})/environ|~/\.aws\b|~/\.kube\b|~/\.gnupg\b|\.config/gh/hosts\.yml|hosts\.yml|password\s+export|vault\.csv|passwords?\.csv|\.kdbx\b|keepass|\.aws[\\/]credentials|\.ssh[\\/]id_"  # noqa: S105
+_SECRET_FILE = r"\.env\b(?!\.(?:example|sample|template|dist)\b)|id_rsa|id_ed25519|id_ecdsa|id_dsa|\.netrc|\.aws/credentials|aws/credentials|/etc/shadow|/etc/passwd|credentials\.json|\.git-credentials|\.kube/config|kubeconfig|\.pgpass|\.npmrc|\.pypirc|\.docker/config\.json|\.ssh/|keychain|wallet\.dat|serviceaccount/token|secrets\.ya?ml|Login Data|\.bash_history|\.zsh_history|/etc/sudoers|\.gnupg|\.password-store|saved passwords|stored passwords|/proc/(?:self|\d{1,7})/environ|~/\.aws\b|~/\.kube\b|~/\.gnupg\b|\.config/gh/hosts\.yml|hosts\.yml|password\s+export|vault\.csv|passwords?\.csv|\.kdbx\b|keepass|\.aws[\\/]credentials|\.ssh[\\/]id_"  # noqa: S105
 _READ_VERB = r"recite|mostra|mostrar|montre|zeig|quote|collect|harvest|gather|grab|export|save|remember|guarde|abra|abre|apri|leggi|lees|lis|lee|open|find|extract|attach|memori[sz]e|store|retrieve|fetch|decode|cat|read|print|show|open|type|send|upload|dump|exfiltrate|copy|output|display|less|more|head|tail|reveal|paste|leak|grep|base64|echo|list|give|get|post|email|share|lis|lire|affiche|envoie|lee|muestra|zeige|lies|sende"
 _SEND = r"send|forward|post|upload|transmit|exfiltrate|leak|copy|append|submit|report|share|sync|mirror|email|e-mail|mail|relay|pipe|beacon|log|push|envoie|transmets|envia|env[ií]a|sende|schicke"
 _PRIVATE = r"conversations?|chats?|chat history|chat logs?|messages|transcripts?|history|api[ _-]?keys?|keys|tokens?|secrets?|passwords?|credentials|memory|memories|system prompt|context|session|user data|personal data|files|env(?:ironment)? variables|cookies|questions?|requests|prompts|files?|notes|meeting\s+notes|documents?|code|screenshots?|clipboard|contacts|e-?mails?|calendar|summar(?:y|ies)|one-time\s+(?:pass)?codes?|otps?|historial|m[eé]moire|memoria|conversaci[oó]n|conversa|cronologia|inputs|replies|answers|tool results?|outputs?|conversation|historique|mensajes|verlauf|nachrichten"
@@ -246,10 +251,10 @@ RULES: tuple[Rule, ...] = (
         "secret-files",
         "asks to read or print credential files",
         rf"\bwhat'?s\s+in\s+[~/.\w-]{{0,40}}(?:{_SECRET_FILE})",
-        rf"\b(?:{_READ_VERB})\b[^\n]{{0,60}}?(?:{_SECRET_FILE})",
+        rf"\b(?:{_READ_VERB})\b[^\n]{{0,60}}?(?<!\bto\s)(?<!\binto\s)(?:{_SECRET_FILE})",
         rf"(?:{_SECRET_FILE})[^\n]{{0,40}}?\b(?:contents?|and\s+(?:send|post|paste|upload|print|show|include))\b",
         rf"\bcontents?\s+of\s+(?:[~./\w-]{{0,40}}?)(?:{_SECRET_FILE})",
-        rf"(?:{_SECRET_FILE})[^\n]{{0,40}}?\b(?:display|print|show|send|post|paste|upload|include|attach|output|reveal|dump)\b",
+        rf"(?:{_SECRET_FILE})(?:(?!\b(?:never|not|don'?t)\b)[^\n]){{0,40}}?\b(?:display|print|show|send|post|paste|upload|include|attach|output|reveal|dump)\b",
     ),
     _rule(
         "exfil-url",
@@ -279,7 +284,7 @@ RULES: tuple[Rule, ...] = (
         rf"(?:{_HELD_SECRET})[^\n]{{0,60}}?\b(?:in|into|to|at\s+the\s+(?:end|bottom|top|start)\s+of|with)\s+(?:(?:your\s+|the\s+|every\s+|each\s+|all\s+|any\s+)?(?:own\s+)?(?:repl(?:y|ies)|responses?|answers?|signature|footer|code\s+comment|alt\s+text)|(?:every|each|all|any)\s+messages?\b|the\s+chat\b)",
         rf"\b(?:value|values|contents?|names\s+and\s+values|first\s+\d{{1,3}}\s+characters)\s+of\s+(?:the\s+|your\s+|all\s+|every\s+)?(?:{_HELD_SECRET}|variable|[a-z_]{{0,20}}\s+variable|every\s+\*?_?[A-Z]{{2,12}})",
         r"\b(?:share|give|send|reveal|tell)\b[^\n]{0,30}\b(?:api\s+)?credentials\s+with\s+(?:anyone|everyone|anybody|whoever)",
-        r"\b(?:hardcode|embed|paste)\b[^\n]{0,30}\b(?:real|actual|live)\b[^\n]{0,20}\b(?:key|token|secret|credentials?)\b",
+        r"(?<!\bnever\s)(?<!\bnot\s)(?<!\bdon't\s)(?<!\bdont\s)\b(?:hardcode|embed|paste)\b[^\n]{0,30}\b(?:real|actual|live)\b[^\n]{0,20}\b(?:key|token|secret|credentials?)\b",
         r"(?:环境变量|環境變數|環境変数|환경\s?변수|переменн\w{0,3}\s+окружения|\.env|api\s?(?:密钥|金鑰|キー|키|-?ключ)|令牌|トークン|토큰|токен|密钥|金鑰|[A-Z][A-Z0-9_]{2,40}_(?:KEY|TOKEN|SECRET))[^\n]{0,30}(?:附上|写在|寫在|说出|說出|输出|輸出|显示|顯示|贴|貼|告诉|告訴|加上|表示|出力|付け加え|付け|含め|貼り付け|教え|붙여|출력|보여|알려|넣어|печата|выводи|выведи|покажи|назови|добавля|добавь|в\s+подпись|签名|簽名|署名|서명|署名に)",
         r"(?:附上|写在|寫在|说出|說出|输出|輸出|显示|顯示|告诉|告訴|加上|печатай|выводи|выведи|покажи|назови|добавляй|добавь|in\s+ra)[^\n]{0,30}(?:环境变量|環境變數|\.env|api\s?(?:密钥|金鑰|-?ключ)|令牌|密钥|金鑰|токен|переменн\w{0,3}\s+окружения|biến\s+môi\s+trường)",
         r"(?:署名|서명|签名|簽名|подпись)[^\n]{0,10}(?:に|에|里|裡|中|к)?[^\n]{0,10}(?:[A-Z][A-Z0-9_]{2,40}_(?:KEY|TOKEN|SECRET)|\$[A-Z_]{3,40}|token|トークン|토큰)",
@@ -352,24 +357,24 @@ RULES: tuple[Rule, ...] = (
         "contains what looks like a real credential",
         r"\bsk-(?:proj-|ant-|live-|or-v1-)?[A-Za-z0-9_-]{20,256}",
         r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,256}|\bgithub_pat_[A-Za-z0-9_]{40,256}",
-        r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+        r"\b(?:AKIA|ASIA)(?![0-9A-Z]{0,9}EXAMPLE)[0-9A-Z]{16}\b",  # not the documented dummy
         r"\bxox[abposre]-[A-Za-z0-9-]{10,256}",
-        r"-----BEGIN\s+(?:[A-Z]{1,10}\s+)?PRIVATE\s+KEY(?:\s+BLOCK)?-----",
+        r"-----BEGIN\s+(?:[A-Z]{1,10}\s+)?PRIVATE\s+KEY(?:\s+BLOCK)?-----\s*[A-Za-z0-9+/=]{16}",  # a body
         r"(?<![0-9])\d{6,12}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])",  # also in .../bot<token>/
         r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])",
         r"\bxapp-\d-[A-Za-z0-9-]{20,256}|\bhooks\.slack\.com/services/T[A-Za-z0-9]{6,20}/B[A-Za-z0-9]{6,20}/[A-Za-z0-9]{20,40}",
         r"\bglpat-[A-Za-z0-9_-]{20,256}",
-        r"(?:\b|[_-])(?:key|secret|token|password|passwd|pass|pwd|credentials?)\b\s*[:=]\s*[\"'`]?(?![$<{%*]|x{4}|your|changeme|example|placeholder|redacted|dummy)(?=[^\s\"'`]{0,199}\d)(?-i:(?=[^\s\"'`]{0,199}[A-Z])(?=[^\s\"'`]{0,199}[a-z]))[^\s\"'`]{12,200}",
+        r"(?:\b|[_-])(?:key|secret|token|password|passwd|pass|pwd|credentials?)\b\s*[:=]\s*[\"'`]?(?![$<{%*])" + _PLACEHOLDER + r"(?=[^\s\"'`]{0,199}\d)(?-i:(?=[^\s\"'`]{0,199}[A-Z])(?=[^\s\"'`]{0,199}[a-z]))[^\s\"'`]{12,200}",
         r"(?:key|secret|token|password|pwd)\b\s*[:=]\s*[\"'`]?[0-9a-f]{32,256}\b",
         r"\b(?:sk|rk|pk)_live_[A-Za-z0-9]{16,256}",
         r"\bAIza[0-9A-Za-z_-]{35}\b",
         r"\bglpat-[A-Za-z0-9_-]{20}\b|\bnpm_[A-Za-z0-9]{36}\b|\bhf_[A-Za-z0-9]{30,256}\b|\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b",
         r"\beyJ[A-Za-z0-9_-]{10,256}\.eyJ[A-Za-z0-9_-]{10,256}\.[A-Za-z0-9_-]{10,256}",
-        r"\b(?:password|passwd|passphrase|pwd|api[_ -]?key|secret[_ -]?key|access[_ -]?token|auth[_ -]?token|client[_ -]?secret|private[_ -]?key)\b\s*(?:is|=|:|was)\s*['\"`]?(?=[^\s'\"`]{4,256})(?=[^\s'\"`]{0,60}[0-9!@#$%^&*_+=-])[^\s'\"`]{4,256}",
+        r"\b(?:password|passwd|passphrase|pwd|api[_ -]?key|secret[_ -]?key|access[_ -]?token|auth[_ -]?token|client[_ -]?secret|private[_ -]?key)\b\s*(?:is|=|:|was)\s*['\"`]?" + _PLACEHOLDER + r"(?=[^\s'\"`]{4,256})(?=[^\s'\"`]{0,60}[0-9!@#$%^&*_+=-])[^\s'\"`]{4,256}",
         r"\b(?:mot\s+de\s+passe|passwort|kennwort|contrase[nñ]a|senha)\b[^\n]{0,40}?(?:\s(?:est|ist|es|é)|[=:])\s*\S{4,256}",
-        r"\bpassword\b[^\n]{0,40}?\b(?:is|=|:)\s*['\"`]?(?=[^\s'\"`]{0,60}[0-9!@#$%^&*_+=])(?=[^\s'\"`]{0,60}[A-Za-z])[^\s'\"`]{6,256}",
+        r"\bpassword\b[^\n@/]{0,40}?\b(?:is|=|:)\s*['\"`]?" + _PLACEHOLDER + r"(?=[^\s'\"`]{0,60}[0-9!@#$%^&*_+=])(?=[^\s'\"`]{0,60}[A-Za-z])[^\s'\"`]{6,256}",
         r"\b(?:token|secret|key|password|sid)\b[^\n]{0,20}?\b[0-9a-f]{32,256}\b|\bAC[0-9a-f]{32}\b",
-        r"\b[a-z][a-z0-9+.-]{1,15}://[^\s:/@$<{]{1,64}:(?![$<{%*])[^\s@/]{3,64}@[\w.-]{1,253}",
+        r"\b[a-z][a-z0-9+.-]{1,15}://[^\s:/@$<{]{1,64}:(?![$<{%*])(?!(?-i:[A-Z_]{3,64})@)(?![^\s@/]{0,60}?(?<![a-z0-9])" + _PLACEHOLDER_WORDS + r")[^\s@/]{3,64}@(?!(?:localhost|127\.0\.0\.1)\b)[\w.-]{1,253}",
         r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,40}\s-p[^\s-]\S{3,256}|--password[= ]['\"]?[^\s'\"]{4,256}|\bsshpass\s+-p\s*\S{4,256}",
     ),
     _rule(

@@ -68,17 +68,17 @@ __all__ = [
 #: plus the Unicode tag block U+E0000–U+E007F.
 INVISIBLE_CHARS: frozenset[str] = frozenset(
     [chr(c) for c in range(0x200B, 0x200E)]
-    + ["\u2060"]
-    + [chr(c) for c in range(0x2062, 0x2065)]
+    + [chr(c) for c in range(0x2060, 0x2065)]  # word joiner, invisible operators
     + ["\ufeff"]
     + [chr(c) for c in range(0x202A, 0x202F)]
     + [chr(c) for c in range(0x2066, 0x206A)]
+    # Shown as nothing though not "format" characters: a soft hyphen splits a trigger word
+    # ("Ign\u00adore") for the eye and for a scanner, the fillers pass for letters.
+    + ["\u00ad", "\u034f", "\u180e", "\u115f", "\u1160", "\u3164", "\uffa0"]
     # Unicode tag characters ("ASCII smuggling"): invisible, and decoded by some models.
     + [chr(c) for c in range(0xE0000, 0xE0080)]
 )
-_INVISIBLE = re.compile(
-    "[\u200b-\u200d\u2060\u2062-\u2064\ufeff\u202a-\u202e\u2066-\u2069\U000e0000-\U000e007f]"
-)
+_INVISIBLE = re.compile("[" + "".join(sorted(INVISIBLE_CHARS)) + "]")
 
 #: The longest match any alternative may have (checked by the tests on the parsed regexes).
 MAX_WIDTH = 1000
