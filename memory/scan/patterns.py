@@ -364,17 +364,25 @@ RULES: tuple[Rule, ...] = (
         r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])",
         r"\bxapp-\d-[A-Za-z0-9-]{20,256}|\bhooks\.slack\.com/services/T[A-Za-z0-9]{6,20}/B[A-Za-z0-9]{6,20}/[A-Za-z0-9]{20,40}",
         r"\bglpat-[A-Za-z0-9_-]{20,256}",
-        r"(?:\b|[_-])(?:key|secret|token|password|passwd|pass|pwd|credentials?)\b\s*[:=]\s*[\"'`]?(?![$<{%*])" + _PLACEHOLDER + r"(?=[^\s\"'`]{0,199}\d)(?-i:(?=[^\s\"'`]{0,199}[A-Z])(?=[^\s\"'`]{0,199}[a-z]))[^\s\"'`]{12,200}",
+        r"(?:\b|[_-])(?:key|secret|token|password|passwd|pass|pwd|credentials?)\b\s*[:=]\s*[\"'`]?(?![$<{%*])"
+        + _PLACEHOLDER
+        + r"(?=[^\s\"'`]{0,199}\d)(?-i:(?=[^\s\"'`]{0,199}[A-Z])(?=[^\s\"'`]{0,199}[a-z]))[^\s\"'`]{12,200}",
         r"(?:key|secret|token|password|pwd)\b\s*[:=]\s*[\"'`]?[0-9a-f]{32,256}\b",
         r"\b(?:sk|rk|pk)_live_[A-Za-z0-9]{16,256}",
         r"\bAIza[0-9A-Za-z_-]{35}\b",
         r"\bglpat-[A-Za-z0-9_-]{20}\b|\bnpm_[A-Za-z0-9]{36}\b|\bhf_[A-Za-z0-9]{30,256}\b|\bSG\.[A-Za-z0-9_-]{22}\.[A-Za-z0-9_-]{43}\b",
         r"\beyJ[A-Za-z0-9_-]{10,256}\.eyJ[A-Za-z0-9_-]{10,256}\.[A-Za-z0-9_-]{10,256}",
-        r"\b(?:password|passwd|passphrase|pwd|api[_ -]?key|secret[_ -]?key|access[_ -]?token|auth[_ -]?token|client[_ -]?secret|private[_ -]?key)\b\s*(?:is|=|:|was)\s*['\"`]?" + _PLACEHOLDER + r"(?=[^\s'\"`]{4,256})(?=[^\s'\"`]{0,60}[0-9!@#$%^&*_+=-])[^\s'\"`]{4,256}",
+        r"\b(?:password|passwd|passphrase|pwd|api[_ -]?key|secret[_ -]?key|access[_ -]?token|auth[_ -]?token|client[_ -]?secret|private[_ -]?key)\b\s*(?:is|=|:|was)\s*['\"`]?"
+        + _PLACEHOLDER
+        + r"(?=[^\s'\"`]{4,256})(?=[^\s'\"`]{0,60}[0-9!@#$%^&*_+=-])[^\s'\"`]{4,256}",
         r"\b(?:mot\s+de\s+passe|passwort|kennwort|contrase[nñ]a|senha)\b[^\n]{0,40}?(?:\s(?:est|ist|es|é)|[=:])\s*\S{4,256}",
-        r"\bpassword\b[^\n@/]{0,40}?\b(?:is|=|:)\s*['\"`]?" + _PLACEHOLDER + r"(?=[^\s'\"`]{0,60}[0-9!@#$%^&*_+=])(?=[^\s'\"`]{0,60}[A-Za-z])[^\s'\"`]{6,256}",
+        r"\bpassword\b[^\n@/]{0,40}?\b(?:is|=|:)\s*['\"`]?"
+        + _PLACEHOLDER
+        + r"(?=[^\s'\"`]{0,60}[0-9!@#$%^&*_+=])(?=[^\s'\"`]{0,60}[A-Za-z])[^\s'\"`]{6,256}",
         r"\b(?:token|secret|key|password|sid)\b[^\n]{0,20}?\b[0-9a-f]{32,256}\b|\bAC[0-9a-f]{32}\b",
-        r"\b[a-z][a-z0-9+.-]{1,15}://[^\s:/@$<{]{1,64}:(?![$<{%*])(?!(?-i:[A-Z_]{3,64})@)(?![^\s@/]{0,60}?(?<![a-z0-9])" + _PLACEHOLDER_WORDS + r")[^\s@/]{3,64}@(?!(?:localhost|127\.0\.0\.1)\b)[\w.-]{1,253}",
+        r"\b[a-z][a-z0-9+.-]{1,15}://[^\s:/@$<{]{1,64}:(?![$<{%*])(?!(?-i:[A-Z_]{3,64})@)(?![^\s@/]{0,60}?(?<![a-z0-9])"
+        + _PLACEHOLDER_WORDS
+        + r")[^\s@/]{3,64}@(?!(?:localhost|127\.0\.0\.1)\b)[\w.-]{1,253}",
         r"\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n]{0,40}\s-p[^\s-]\S{3,256}|--password[= ]['\"]?[^\s'\"]{4,256}|\bsshpass\s+-p\s*\S{4,256}",
     ),
     _rule(
