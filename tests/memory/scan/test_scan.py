@@ -72,6 +72,17 @@ def test_the_sixth_blind_corpus_as_measured_then_tuned_for_false_positives() -> 
     assert false_positive <= 0.016, flagged
 
 
+def test_the_held_out_blind_corpus() -> None:
+    """corpus_blind7: written blind by another helper (subtle attacks as a web page or a
+    summarised e-mail would plant them; 250 attacks, 350 benign entries) and measured once,
+    after every rule change above: recall 51.2% (128/250), false positives 1.14% (4/350).
+    Never tuned on, never read to fix a miss: it is the honest figure (printed at the end of
+    the run). The floors only catch a regression."""
+    recall, false_positive, _missed, _flagged = _figures("corpus_blind7")
+    assert recall >= 0.5
+    assert false_positive <= 0.0115
+
+
 @pytest.mark.parametrize(
     "char", [c for c in sorted(INVISIBLE_CHARS) if ord(c) < 0xE0000] + ["\U000e0041", "\U000e007f"]
 )
