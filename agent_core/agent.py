@@ -8,6 +8,12 @@ review as a named background task (never awaited by the turn). A turn that fails
 model, or is cancelled, still archives the person's message. ``Agent.aclose`` awaits the
 reviews still running (bounded) at shutdown. A session's state and the conversion of its
 messages to and from archive rows: ``agent_core.conversation``.
+
+With a memory provider (``recall``, ``agent_core.recall``): its context joins the frozen
+prompt when a session starts and its tools the session's tools; each turn waits at most
+``prefetch_timeout_ms`` for recalled text, which goes into that user message only (the
+archive keeps the message as the person wrote it); the exchange, applied memory writes and
+the end of a session reach it in the background, like the review.
 """
 
 from __future__ import annotations
@@ -15,29 +21,33 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import time
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 from agent_core.compress import CompressionSettings, message_tokens, split_history, summarise
 from agent_core.conversation import Conversation, TurnOutcome, archived_rows, chat_message
 from agent_core.loop import run_turn
 from agent_core.models import Model, ModelError, ModelRejected, Usage
 from agent_core.prompt import build_system_prompt, read_soul
+from agent_core.recall import Recall
 from agent_core.review import ReviewOutcome, review
 from agent_core.tools import (
     Approval,
     SearchTool,
     SkillPolicy,
+    Tool,
     Toolbox,
     memory_tool,
     session_search_tool,
     skill_tools,
 )
 from memory import MemoryStores, MemoryTurn
-from memory.archive import Archive, NewMessage, SessionSpec, new_session_id
+from memory.archive import Archive, NewMessage, SessionSpec, new_session_id, without_header
+from memory.providers import Exchange, SessionEnd, Subject
 from memory.scan import scan
 from memory.skills import SkillStore
 
@@ -79,6 +89,7 @@ class Agent:
         home: Path,
         settings: AgentSettings | None = None,
         skills: SkillStore | None = None,
+        recall: Recall | None = None,
         now: Callable[[], datetime] = lambda: datetime.now(UTC),
     ) -> None:
         self.model = model
@@ -87,6 +98,7 @@ class Agent:
         self.home = home
         self.settings = settings or AgentSettings()
         self.skills = skills
+        self.recall = recall
         self._now = now
         self._search = SearchTool(archive)
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -106,7 +118,13 @@ class Agent:
         same ``specs`` (the tools list is part of the cached prefix); a review's
         ``skill_manage`` only stages what it writes."""
         tools = [
-            memory_tool(self.stores.for_person(conversation.person), turn),
+            memory_tool(
+                self.stores.for_person(conversation.person),
+                turn,
+                on_write=lambda action, target, entry: self._mirror_write(
+                    conversation, action, target, entry
+                ),
+            ),
             session_search_tool(
                 self._search,
                 person=conversation.person,
@@ -118,10 +136,24 @@ class Agent:
                 self.settings.skill_approval, conversation.admin, conversation.person
             )
             tools += skill_tools(self.skills, policy, from_review=from_review)
+        taken = {tool.name for tool in tools}
+        for function in conversation.provider_tools:
+            tool = Tool.from_function(function)
+            if tool.name in taken:  # a provider cannot replace a built-in tool
+                log.warning("memory provider tool %s ignored: the name is taken", tool.name)
+                continue
+            taken.add(tool.name)
+            tools.append(tool)
         return Toolbox(tools)
 
-    def _conversation(
-        self, session_id: str, person: str, platform: str, system_text: str, admin: bool
+    def _conversation(  # noqa: PLR0917 - one session's facts, built in one place
+        self,
+        session_id: str,
+        person: str,
+        platform: str,
+        system_text: str,
+        admin: bool,
+        group: bool,
     ) -> Conversation:
         conversation = Conversation(
             id=session_id,
@@ -130,7 +162,10 @@ class Agent:
             system={"role": "system", "content": system_text},
             toolbox=Toolbox([]),
             admin=admin,
+            group=group,
         )
+        if self.recall is not None:
+            conversation.provider_tools = tuple(self.recall.tools(_subject(conversation)))
         conversation.toolbox = self._toolbox(conversation, lambda: conversation.memory_turn)
         return conversation
 
@@ -141,6 +176,7 @@ class Agent:
         store = self.stores.for_person(person)
         identity, blocked = await asyncio.to_thread(read_soul, self.home / "SOUL.md")
         snapshot = await asyncio.to_thread(store.snapshot)
+        group = spec.chat_type != "dm"
         prompt = build_system_prompt(
             identity=identity,
             snapshot=snapshot,
@@ -148,9 +184,13 @@ class Agent:
             today=self._now().date(),
             skills_index=await self._skills_index(),
             soul_blocked=blocked,
+            provider_context=await self._provider_context(Subject(person, group)),
         )
         await self.archive.start_session(replace(spec, system_prompt=prompt.text))
-        return self._conversation(spec.id, person, platform_label, prompt.text, admin)
+        return self._conversation(spec.id, person, platform_label, prompt.text, admin, group)
+
+    async def _provider_context(self, subject: Subject) -> str:
+        return "" if self.recall is None else await self.recall.context(subject)
 
     async def _skills_index(self) -> str:
         if self.skills is None:
@@ -167,7 +207,9 @@ class Agent:
         text = await self.archive.system_prompt(session.id)
         if text is None:
             return None
-        conversation = self._conversation(session.id, person, session.platform, text, admin)
+        conversation = self._conversation(
+            session.id, person, session.platform, text, admin, session.chat_type != "dm"
+        )
         messages = await self.archive.messages(session.id, viewer=None)
         conversation.history = [chat_message(m) for m in messages]
         conversation.turns = sum(1 for m in messages if m.role == "user")
@@ -205,12 +247,17 @@ class Agent:
         from_flush, conversation.unannounced = tuple(conversation.unannounced), []
         user = self.user_message(text, speaker=speaker)
         author = author or conversation.person
+        sent = user  # what the model reads: with recalled memory, if any came in time
+        if self.recall is not None:
+            recalled = await self.recall.prefetch(_subject(conversation), text)
+            if recalled:
+                sent = {"role": "user", "content": f"{user['content']}\n\n{recalled}"}
         try:
             result = await run_turn(
                 self.model,
                 system=conversation.system,
                 history=conversation.history,
-                user=user,
+                user=sent,
                 toolbox=conversation.toolbox,
                 max_iterations=self.settings.max_tool_iterations,
             )
@@ -221,7 +268,7 @@ class Agent:
                 [NewMessage("user", user["content"], speaker=author)],
                 people=[conversation.person],
             )
-            conversation.history.append(user)
+            conversation.history.append(sent)
             return TurnOutcome(
                 REJECTED if isinstance(exc, ModelRejected) else UNAVAILABLE,
                 Usage(),
@@ -240,16 +287,22 @@ class Agent:
                 [NewMessage("user", user["content"], speaker=author)],
                 people=[conversation.person],
             )
-            conversation.history.append(user)
+            conversation.history.append(sent)
             raise
+        # the archive keeps the person's message as written; the history what was sent
         await self.archive.append_exchange(
             conversation.id,
-            archived_rows(result.messages, author, result.usage_at),
+            archived_rows([user, *result.messages[1:]], author, result.usage_at),
             people=[conversation.person],
         )
         conversation.history.extend(result.messages)
         conversation.turns += 1
         conversation.usage += result.usage
+        if self.recall is not None:
+            exchange = Exchange(
+                _subject(conversation), conversation.id, text, result.reply, time.time()
+            )
+            self._track(self.recall.sync_turn(exchange), f"provider-sync:{conversation.id}")
         task = self._maybe_review(conversation)
         compression = self.settings.compression
         last_prompt = max((u.prompt_tokens for u in result.usage_at.values()), default=0)
@@ -300,6 +353,7 @@ class Agent:
         parent = await self.archive.get_session(conversation.id, viewer=None)
         if parent is None:
             return
+        self.session_ended(conversation, "compression")
         identity, blocked = await asyncio.to_thread(read_soul, self.home / "SOUL.md")
         snapshot = await asyncio.to_thread(self.stores.for_person(conversation.person).snapshot)
         prompt = build_system_prompt(
@@ -310,6 +364,7 @@ class Agent:
             skills_index=await self._skills_index(),
             soul_blocked=blocked,
             summary=summary,
+            provider_context=await self._provider_context(_subject(conversation)),
         )
         child = SessionSpec(
             id=new_session_id(),
@@ -339,6 +394,30 @@ class Agent:
             len(middle),
             len(carried),
         )
+
+    # -- the memory provider --------------------------------------------------------------
+
+    def session_ended(
+        self, conversation: Conversation, reason: Literal["new", "idle", "compression"]
+    ) -> None:
+        """Tell the memory provider, in the background, that a session ended."""
+        if self.recall is None:
+            return
+        said = tuple(
+            (m["role"], without_header(m["content"]) if m["role"] == "user" else m["content"])
+            for m in conversation.history
+            if m["role"] in ("user", "assistant") and isinstance(m.get("content"), str)
+        )
+        end = SessionEnd(_subject(conversation), conversation.id, reason, said)
+        self._track(self.recall.session_end(end), f"provider-end:{conversation.id}")
+
+    def _mirror_write(
+        self, conversation: Conversation, action: str, target: str, entry: str
+    ) -> None:
+        """A write the memory tool applied, mirrored to the memory provider (background)."""
+        if self.recall is not None:
+            work = self.recall.memory_write(_subject(conversation), action, target, entry)
+            self._track(work, f"provider-write:{conversation.id}")
 
     # -- review ---------------------------------------------------------------------------
 
@@ -397,3 +476,7 @@ class Agent:
         for task in left:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
+
+
+def _subject(conversation: Conversation) -> Subject:
+    return Subject(conversation.person, conversation.group)

@@ -18,6 +18,7 @@ from agent_core.review import ReviewOutcome
 from agent_core.tools import Toolbox
 from memory import MemoryTurn
 from memory.archive import Message, NewMessage
+from memory.providers import ProviderTool
 
 __all__ = ["Conversation", "TurnOutcome", "archived_rows", "chat_message"]
 
@@ -41,6 +42,8 @@ class Conversation:
     compressing: asyncio.Task[None] | None = None
     compressions: int = 0
     admin: bool = False  # an admin's session: skill writes apply without approval
+    group: bool = False  # a group chat's session (what a memory provider is told)
+    provider_tools: tuple[ProviderTool, ...] = ()  # the memory provider's, fixed at start
     unannounced: list[str] = field(default_factory=list)
     """Memory writes a compression flush staged for approval: the next turn's outcome
     carries them, so they are shown with its reply like the turn's own."""

@@ -2,8 +2,9 @@
 
 Order, most stable first, so the provider's prefix cache covers as much as possible:
 identity (``<home>/SOUL.md`` if present, scanned like memory, else the built-in one), tool
-guidance, the skills index, the MEMORY snapshot, the USER PROFILE snapshot, then a
-date-only line and the platform. Nothing that changes per turn (who speaks in a group, the
+guidance, the skills index, the MEMORY snapshot, the USER PROFILE snapshot, the memory
+provider's block (``agent_core.recall``: fetched once, at the start), then a date-only line
+and the platform. Nothing that changes per turn (who speaks in a group, the
 time, recalled context) belongs here: it goes into the user message.
 
 ``build_system_prompt`` is pure: the same inputs give the same bytes. The session keeps
@@ -87,6 +88,7 @@ def build_system_prompt(
     skills_index: str = "",
     soul_blocked: tuple[str, ...] = (),
     summary: str = "",
+    provider_context: str = "",
 ) -> SystemPrompt:
     parts = [identity.strip()]
     if soul_blocked:
@@ -100,6 +102,8 @@ def build_system_prompt(
     memory = snapshot.render()
     if memory:
         parts.append(memory)
+    if provider_context.strip():
+        parts.append(provider_context.strip())
     if summary.strip():
         parts.append(f"{SUMMARY_HEADER}\n{summary.strip()}")
     parts.append(f"Session started on {today.isoformat()}. Platform: {platform}.")

@@ -9,7 +9,7 @@ model (and ``mnemo memory apply``) reads.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any, Literal, NotRequired, TypedDict
 
 from agent_core.tools.base import Tool
@@ -28,8 +28,16 @@ class MemoryOperation(TypedDict):
     old_text: NotRequired[str]
 
 
-def memory_tool(store: MemoryStore, turn: Callable[[], MemoryTurn]) -> Tool:
-    """The ``memory`` tool over ``store``; ``turn()`` gives the current turn's counter."""
+#: Told of each write the tool applied: (action, target, entry: the new text, or for a
+#: remove the text that identified the entry).
+OnWrite = Callable[[str, str, str], None]
+
+
+def memory_tool(
+    store: MemoryStore, turn: Callable[[], MemoryTurn], *, on_write: OnWrite | None = None
+) -> Tool:
+    """The ``memory`` tool over ``store``; ``turn()`` gives the current turn's counter;
+    ``on_write`` hears of every write applied (not of staged or refused ones)."""
 
     async def memory(
         *,
@@ -64,7 +72,17 @@ def memory_tool(store: MemoryStore, turn: Callable[[], MemoryTurn]) -> Tool:
             "operations": operations,
         }
         call = {key: value for key, value in args.items() if value is not None}
-        return outcome_json(await asyncio.to_thread(store.call, call, turn()))
+        outcome = await asyncio.to_thread(store.call, call, turn())
+        if on_write is not None and isinstance(outcome, Saved) and outcome.wrote:
+            steps: list[Mapping[str, Any]] = (
+                list(operations)
+                if operations
+                else [{"action": action, "content": content, "old_text": old_text}]
+            )
+            for step in steps:
+                entry = step.get("content") or step.get("old_text") or ""
+                on_write(str(step.get("action") or ""), outcome.target, str(entry))
+        return outcome_json(outcome)
 
     return Tool.from_function(memory)
 
