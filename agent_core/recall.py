@@ -70,9 +70,12 @@ class Recall:
     def name(self) -> str:
         return self.provider.name
 
-    async def _call(self, hook: str, work: Awaitable[T], timeout_s: float) -> tuple[T | None, str]:
-        """``work`` under ``timeout_s``: its result and the outcome (``ok``, ``timeout``,
-        ``error``); a failure is logged here, never raised."""
+    async def _call(
+        self, hook: str, work: Awaitable[T], timeout_s: float, *, report: bool = True
+    ) -> tuple[T | None, str, float]:
+        """``work`` under ``timeout_s``: its result, the outcome (``ok``, ``timeout``,
+        ``error``) and the seconds it took, reported unless ``report`` is off (the caller
+        reports a finer outcome); a failure is logged here, never raised."""
         started = time.monotonic()
         outcome = "ok"
         result: T | None = None
@@ -87,42 +90,51 @@ class Recall:
             outcome = "error"
             log.warning("memory provider %s: %s failed: %s: %s",
                         self.name, hook, type(exc).__name__, str(exc)[:300])  # fmt: skip
-        finally:
-            self._observe(self.name, hook, outcome, time.monotonic() - started)
-        return result, outcome
+        seconds = time.monotonic() - started
+        if report:
+            self._observe(self.name, hook, outcome, seconds)
+        return result, outcome, seconds
 
-    def _checked(self, hook: str, text: object, limit: int) -> str:
-        """Provider text fit for a prompt: a string, scanned, cut to ``limit``."""
+    async def _text(self, hook: str, work: Awaitable[str], timeout_s: float, limit: int) -> str:
+        """Provider text fit for a prompt: in time, a string, scanned, cut to ``limit``;
+        reported once, as ``ok``, ``empty``, ``blocked``, ``timeout`` or ``error``."""
+        text, outcome, seconds = await self._call(hook, work, timeout_s, report=False)
+        body = ""
+        if outcome == "ok":
+            body, outcome = self._checked(hook, text, limit)
+        self._observe(self.name, hook, outcome, seconds)
+        return body
+
+    def _checked(self, hook: str, text: object, limit: int) -> tuple[str, str]:
         if not isinstance(text, str) or not text.strip():
-            self._observe(self.name, hook, "empty", 0.0)
-            return ""
+            return "", "empty"
         text = text.strip()
         ids = tuple(dict.fromkeys(finding.id for finding in scan(text)))
         if ids:
-            self._observe(self.name, hook, "blocked", 0.0)
             log.warning("memory provider %s: %s text blocked by the scanner (%s)",
                         self.name, hook, ", ".join(ids))  # fmt: skip
-            return f"[BLOCKED: the provider's text matched {', '.join(ids)}]"
-        return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+            return f"[BLOCKED: the provider's text matched {', '.join(ids)}]", "blocked"
+        return (text if len(text) <= limit else text[: limit - 1].rstrip() + "…"), "ok"
 
     # -- the hooks ------------------------------------------------------------------------
 
     async def context(self, subject: Subject) -> str:
         """The block for a new session's system prompt, with its heading ("" if none)."""
-        text, _ = await self._call(
-            "context", self.provider.context(subject), self.settings.timeout_s
+        settings = self.settings
+        body = await self._text(
+            "context", self.provider.context(subject), settings.timeout_s, settings.context_chars
         )
-        body = self._checked("context", text, self.settings.context_chars)
         return f"{context_heading(self.name)}\n{body}" if body else ""
 
     async def prefetch(self, subject: Subject, message: str) -> str:
         """The fenced block to append to this user message ("" if nothing came in time)."""
-        text, _ = await self._call(
+        settings = self.settings
+        body = await self._text(
             "prefetch",
             self.provider.prefetch(subject, message),
-            self.settings.prefetch_timeout_ms / 1000,
+            settings.prefetch_timeout_ms / 1000,
+            settings.prefetch_chars,
         )
-        body = self._checked("prefetch", text, self.settings.prefetch_chars)
         return self.fenced(body) if body else ""
 
     def fenced(self, text: str) -> str:

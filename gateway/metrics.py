@@ -75,6 +75,7 @@ if TYPE_CHECKING:  # gateway.limits imports the commands; the metrics need only 
 
 __all__ = [
     "MEMORY_FILES",
+    "PROVIDER_BUCKETS",
     "TURN_BUCKETS",
     "Metrics",
     "Outcome",
@@ -90,6 +91,8 @@ OUTCOMES: tuple[Outcome, ...] = ("ok", "error", "command")
 LIMITS: tuple[LimitKind, ...] = ("turns", "tokens")
 MEMORY_FILES: tuple[str, ...] = ("MEMORY.md", "USER.md")
 TURN_BUCKETS: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120)
+#: A provider's prefetch has 300 ms by default; its other hooks run in the background.
+PROVIDER_BUCKETS: tuple[float, ...] = (0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 1, 2.5, 5, 10)
 """Seconds: a command answers in milliseconds, a model turn in seconds, a tool-heavy one in a
 minute or two; past 120 s something is wrong, and ``+Inf`` shows it."""
 
@@ -193,6 +196,20 @@ class Metrics:
             "Updates a platform delivered again and the gateway dropped (answered before).",
             registry=reg,
         )
+        self._provider_calls = Counter(
+            "mnemo_provider_calls",
+            "Calls to the memory provider, by hook and outcome (ok, empty, blocked: the"
+            " scanner refused its text, timeout, error).",
+            ["provider", "hook", "outcome"],
+            registry=reg,
+        )
+        self._provider_seconds = Histogram(
+            "mnemo_provider_call_seconds",
+            "How long each call to the memory provider took (a timeout counts its limit).",
+            ["provider", "hook"],
+            buckets=PROVIDER_BUCKETS,
+            registry=reg,
+        )
         self._limited = Counter(
             "mnemo_limited",
             "Messages not run because their sender was over a budget (gateway.limits).",
@@ -277,6 +294,16 @@ class Metrics:
         """A finished background review and the memory writes it made."""
         self._reviews.labels(result="saved" if wrote else "nothing").inc()
         self._review_writes.inc(_count(writes))
+
+    @_never_raises
+    def provider_call(self, provider: str, hook: str, outcome: str, seconds: float) -> None:
+        """One call to the memory provider (``agent_core.recall`` reports each)."""
+        self._provider_calls.labels(
+            provider=provider[:32], hook=hook[:32], outcome=outcome[:16]
+        ).inc()
+        self._provider_seconds.labels(provider=provider[:32], hook=hook[:32]).observe(
+            _count(seconds)
+        )
 
     @_never_raises
     def redelivery(self) -> None:

@@ -10,7 +10,8 @@ history. ``Sessions.get`` returns the key's live one, else resumes the open sess
 archive holds for that key (same prompt bytes, same history — a restart changes nothing),
 else starts a new one from the person's memory as it is now. ``reset`` ends it (``/new``);
 the next message starts over with a fresh snapshot. Conversations idle longer than
-``idle_s`` leave memory; they come back from the archive on the next message.
+``idle_s`` leave memory; they come back from the archive on the next message. Both tell the
+memory provider, if there is one, that the session ended (``Agent.session_ended``).
 
 Whose memory a session uses (``session_person``): in a DM, the speaker's. A group is a
 public place, so with ``memory.group_scope: chat`` (the default) every group session uses
@@ -182,9 +183,11 @@ class Sessions:
     async def reset(self, key: SessionKey) -> str | None:
         """End the key's session (``/new``); the id ended, or None if there was none."""
         session_id = await self.current_id(key)
-        self._live.pop(key, None)
+        live = self._live.pop(key, None)
         if session_id is not None:
             await self.agent.archive.end_session(session_id, "new")
+        if live is not None:  # the memory provider hears what this session said
+            self.agent.session_ended(live.conversation, "new")
         return session_id
 
     def evict_idle(self) -> int:
@@ -202,6 +205,7 @@ class Sessions:
                 busy.append((key, live))  # a review or compression still needs it
             else:
                 evicted += 1
+                self.agent.session_ended(live.conversation, "idle")
         for key, live in busy:  # kept, and looked at again once the next one goes stale
             live.last_used = self._clock()
             self._live[key] = live

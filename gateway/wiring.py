@@ -12,6 +12,7 @@ from agent_core.agent import Agent, AgentSettings
 from agent_core.compress import CompressionSettings
 from agent_core.models import Model
 from agent_core.models.scripted import ScriptedModel, echo
+from agent_core.recall import Recall
 from gateway.auth import Access, Auth, PairingStore
 from gateway.config import Config, ConfigError, Paths, PlatformConfig, memory_stores
 from gateway.limits import Limits
@@ -21,6 +22,7 @@ from gateway.platforms import PLATFORMS
 from gateway.service import Gateway
 from gateway.settings import GatewaySettings, PlatformPolicy
 from memory.archive import Archive
+from memory.providers import Provider
 from memory.skills import SkillStore
 
 __all__ = [
@@ -134,7 +136,14 @@ async def close_model(model: Model) -> None:
         log.warning("model: %s while closing: %s", type(exc).__name__, redact(str(exc)))
 
 
-def build_agent(*, paths: Paths, config: Config, archive: Archive, model: Model) -> Agent:
+def build_agent(
+    *,
+    paths: Paths,
+    config: Config,
+    archive: Archive,
+    model: Model,
+    recall: Recall | None = None,
+) -> Agent:
     return Agent(
         model=model,
         archive=archive,
@@ -143,6 +152,7 @@ def build_agent(*, paths: Paths, config: Config, archive: Archive, model: Model)
         settings=agent_settings(config),
         # one store per process: it caches scanner verdicts by content
         skills=SkillStore(paths.skills) if config.skills.enabled else None,
+        recall=recall,
     )
 
 
@@ -156,12 +166,16 @@ def build_gateway(
     clock: Callable[[], float] = time.time,
     rules: Access | None = None,
     settings: GatewaySettings | None = None,
+    provider: Provider | None = None,
 ) -> Gateway:
     """The whole gateway from one config: what `mnemo run` starts and what tests drive
     (``clock``, unix time: pairing codes, what strangers are told, budgets). ``rules`` and
     ``settings`` replace what the config says (``mnemo chat`` admits its console person
-    and always tells of saved memory)."""
-    agent = build_agent(paths=paths, config=config, archive=archive, model=model)
+    and always tells of saved memory); ``provider`` is the memory provider beside the
+    built-in memory, its calls counted in the gateway's metrics."""
+    metrics = Metrics(platforms=adapters)  # with the process_* series (memory, fds)
+    recall = None if provider is None else Recall(provider, observe=metrics.provider_call)
+    agent = build_agent(paths=paths, config=config, archive=archive, model=model, recall=recall)
     pairing = PairingStore(paths.home / "pairing.json", clock=clock)
     auth = Auth(rules or access(config), pairing)
     return Gateway(
@@ -169,6 +183,6 @@ def build_gateway(
         auth=auth,
         adapters=adapters,
         settings=settings or gateway_settings(config),
-        metrics=Metrics(platforms=adapters),  # with the process_* series (memory, fds)
+        metrics=metrics,
         clock=clock,
     )

@@ -165,7 +165,7 @@ async def test_provider_text_is_data_scanned_and_cannot_leave_its_fence(
     assert hostile not in system and "[BLOCKED: the provider's text matched" in system
     user = model.requests[0].messages[-1]["content"]
     assert user.count(f"</{FENCE}>") == 1 and user.endswith(f"</{FENCE}>")  # its own close
-    assert ("context", "blocked") in {(h, r) for _, h, r, _ in seen}
+    assert [r for _, h, r, _ in seen if h in ("context", "prefetch")] == ["blocked", "ok"]
 
 
 async def test_each_person_and_each_group_is_its_own_subject(home: Path, archive: Archive) -> None:

@@ -27,6 +27,7 @@ from gateway.service import Gateway
 from gateway.turns import CANCELLED
 from gateway.wiring import access, build_gateway, gateway_settings
 from memory.archive.database import Archive
+from tests.fakes.memory_provider import RecordingProvider
 from tests.gateway.harness import ChatAdapter, InChat
 
 ADMIN = "9"
@@ -96,7 +97,7 @@ class Rig:
         self.adapter = ChatAdapter()
         self.gateway = self.build()
 
-    def build(self) -> Gateway:
+    def build(self, provider: RecordingProvider | None = None) -> Gateway:
         paths = Paths(self.home, self.home / "config.yaml", explicit_config=False)
         gateway = build_gateway(
             paths=paths,
@@ -105,6 +106,7 @@ class Rig:
             model=self.model,
             adapters={"telegram": self.adapter},
             clock=self.clock,
+            provider=provider,
         )
         gateway.outbox.policy = DeliveryPolicy(backoff_s=0.01, max_attempts=3)
         return gateway
@@ -129,6 +131,29 @@ async def test_dm_round_trip_is_answered_and_archived(rig: Rig) -> None:
     assert [m.role for m in messages] == ["user", "assistant"]
     assert rig.adapter.commands and rig.adapter.commands[0].name == "help"
     assert rig.adapter.menu_admins == [ADMIN]
+
+
+async def test_a_memory_provider_is_called_and_counted_in_the_metrics(
+    home: Path, archive: Archive
+) -> None:
+    provider = RecordingProvider()
+    made = Rig(home, archive, config())
+    gateway = made.build(provider)
+    async with gateway:
+        await made.adapter.say("hello there")
+        await made.adapter.wait_sent(1)
+        await made.adapter.say("/new")
+        await made.adapter.wait_sent(2)
+    assert made.adapter.texts()[0] == "echo: hello there"
+    assert [subject.key for subject, _ in provider.hooks("prefetch")] == ["telegram-1"]
+    calls = {
+        hook: gateway.metrics.value(
+            "mnemo_provider_calls_total", provider="recording", hook=hook, outcome=outcome
+        )
+        for hook, outcome in (("context", "empty"), ("prefetch", "empty"), ("sync_turn", "ok"))
+    }
+    assert calls == {"context": 1, "prefetch": 1, "sync_turn": 1}
+    assert [end.reason for end in provider.hooks("session_end")] == ["new"]
 
 
 async def test_a_reload_that_changes_the_admins_registers_the_menus_again(rig: Rig) -> None:

@@ -9,9 +9,11 @@ import pytest
 
 from agent_core.agent import Agent, AgentSettings
 from agent_core.models.scripted import ScriptedModel, echo
+from agent_core.recall import Recall
 from gateway.sessions import SessionKey, Sessions
 from memory import MemoryStores
 from memory.archive.database import Archive
+from tests.fakes.memory_provider import RecordingProvider
 from tests.gateway.harness import ChatAdapter
 
 
@@ -72,3 +74,33 @@ async def test_a_session_with_a_running_review_is_kept(agent: Agent) -> None:
     await asyncio.sleep(0)
     clock.now += 120
     assert sessions.evict_idle() == 1 and sessions.peek(key) is None
+
+
+async def test_new_and_idle_eviction_tell_the_memory_provider(
+    home: Path, archive: Archive
+) -> None:
+    provider = RecordingProvider()
+    seen: list[tuple[str, str, str, float]] = []
+    agent = Agent(
+        model=ScriptedModel(respond=echo), archive=archive, stores=MemoryStores(home / "m"),
+        home=home, settings=AgentSettings(review_enabled=False),
+        recall=Recall(provider, observe=lambda *call: seen.append(call)),
+    )  # fmt: skip
+    clock = Clock()
+    sessions = Sessions(agent, idle_s=60, clock=clock)
+    chat = ChatAdapter()
+    ours, theirs = chat.message("hi", user="1"), chat.message("hi", user="2")
+    for message in (ours, theirs):
+        conversation = await sessions.get(SessionKey.for_message(message), message)
+        await agent.turn(conversation, "we adopted a cat")
+    await sessions.reset(SessionKey.for_message(ours))  # /new
+    clock.now += 120
+    await sessions.get(SessionKey.for_message(ours), ours)  # evicts the other, idle
+    await agent.aclose()
+    ends = provider.hooks("session_end")
+    assert [(end.reason, end.subject.key) for end in ends] == [
+        ("new", "telegram-1"),
+        ("idle", "telegram-2"),
+    ]
+    assert ends[0].messages[0] == ("user", "we adopted a cat")
+    assert ("session_end", "ok") in {(hook, outcome) for _, hook, outcome, _ in seen}
