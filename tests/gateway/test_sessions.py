@@ -76,9 +76,7 @@ async def test_a_session_with_a_running_review_is_kept(agent: Agent) -> None:
     assert sessions.evict_idle() == 1 and sessions.peek(key) is None
 
 
-async def test_new_and_idle_eviction_tell_the_memory_provider(
-    home: Path, archive: Archive
-) -> None:
+async def test_new_and_idle_eviction_tell_the_memory_provider(home: Path, archive: Archive) -> None:
     provider = RecordingProvider()
     seen: list[tuple[str, str, str, float]] = []
     agent = Agent(
