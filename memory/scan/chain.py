@@ -25,7 +25,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.scan.prefilter import fold, required, split_alternatives
+from memory.scan.prefilter import fold, folded_regex, folds_exactly, required, split_alternatives
 
 __all__ = ["Chain", "Part", "Run", "split", "unique_end"]
 
@@ -200,6 +200,9 @@ class Part:
     (it may read ``j`` characters past it), so every end can be listed."""
 
     regex: re.Pattern[str]
+    #: What runs: the regex for the folded text (``prefilter.folded_regex``), else ``regex``.
+    fast: re.Pattern[str]
+    on_folded: bool  # whether ``fast`` reads the folded text
     reach: int  # how far past its start a match, look-aheads and \b included, reads
     least: int  # the shortest match
     most: int  # the longest match
@@ -237,15 +240,17 @@ def _part(source: str, flags: int, *, last: bool) -> Part | None:
     tree = _parser.parse(source, flags)
     least, most = tree.getwidth()
     regex = re.compile(source, flags)
+    fast = folded_regex(source, flags)
+    on_folded = fast is not None
     reach = _reach(source, flags)
     scout = _scout(source, flags)
     if last or unique_end(source, flags):
-        return Part(regex, reach, least, most, True, (), scout)
+        return Part(regex, fast or regex, on_folded, reach, least, most, True, (), scout)
     ahead = _look_ahead(tree)
     if ahead is None or most > 1000:
         return None
     probes = tuple(re.compile(f"(?:{source})(?s:.){{{j}}}", flags) for j in range(ahead + 1))
-    return Part(regex, reach, least, most, False, probes, scout)
+    return Part(regex, fast or regex, on_folded, reach, least, most, False, probes, scout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -384,15 +389,20 @@ class Run:
         self, chain: Chain, text: str, spend: Callable[[int], None], folded: str | None = None
     ) -> None:
         folded = fold(text) if folded is None else folded
+        exact = folds_exactly(text)  # parts with a folded form may read the folded text
         following: _Level | _Union | None = None
         for index in range(len(chain.parts) - 1, -1, -1):
             gap = chain.gaps[index] if index < len(chain.gaps) else 0
             if chain.branches and chain.branches[index]:
                 following = _Union(
-                    [_Level(p, gap, following, text, folded, spend) for p in chain.branches[index]]
+                    [
+                        _Level(p, gap, following, text, folded, spend, exact=exact)
+                        for p in chain.branches[index]
+                    ]
                 )
             else:
-                following = _Level(chain.parts[index], gap, following, text, folded, spend)
+                part = chain.parts[index]
+                following = _Level(part, gap, following, text, folded, spend, exact=exact)
         assert following is not None
         self.head = following
 
@@ -430,7 +440,9 @@ class _Level:
         "low",
         "part",
         "places",
+        "read",
         "scouted",
+        "search",
         "spend",
         "text",
     )
@@ -443,9 +455,15 @@ class _Level:
         text: str,
         folded: str,
         spend: Callable[[int], None],
+        *,
+        exact: bool,
     ) -> None:
         self.part, self.gap, self.following = part, gap, following
         self.text, self.folded, self.spend = text, folded, spend
+        # The part's regex and the text it reads (the folded text, when it has a folded form).
+        fast = part.on_folded and exact
+        self.search = part.fast.search if fast else part.regex.search
+        self.read = folded if fast else text
         self.low = self.high = 0
         self.places: list[int] = []
         # Each scout string's next place as last found: none in [after, place).
@@ -518,7 +536,7 @@ class _Level:
                 position = max(position, scout - part.most)
                 last = min(limit, max(scout, position) + 4 * part.reach)
             read_to = min(size, last + part.reach)
-            match = part.regex.search(text, position, read_to)
+            match = self.search(self.read, position, read_to)
             self.spend((read_to if match is None else match.start()) - position + part.reach)
             if match is None or match.start() > last:
                 position = last + 1

@@ -24,6 +24,12 @@ How it stays fast (``bench/scan_bench.py`` measures it, beside a plain regex tab
   running every regex (the tests compare the two on all corpora).
 * **in a long text, only where a match can be:** a match attempt at each place a match can
   start, or a search in windows around the rarest literal it needs.
+* **case folded once.** Each reading is folded once (``fold``, index for index); the regexes
+  run on it folded and without ``re.IGNORECASE`` (``prefilter.folded_regex``: a few times
+  faster on word alternations), the regex as written only to confirm a match. Not for the
+  few alternatives with a case-sensitive group (``(?-i:[A-Z]...)``), nor on a text holding
+  the one character whose class changes when folded; the tests check every character class
+  of the table against every code point.
 * **bounded widths.** No alternative can match more than ``MAX_WIDTH`` characters (gaps are
   ``[^\n]{0,N}``, ``\s+`` reads as ``\s{1,4}``), so no search is quadratic; the
   de-obfuscation helpers are bounded the same way.
@@ -46,7 +52,7 @@ from dataclasses import dataclass
 
 from memory.scan.chain import Run
 from memory.scan.patterns import RULES
-from memory.scan.prefilter import Finder, fold
+from memory.scan.prefilter import Finder, fold, folds_exactly
 from memory.scan.readings import DECODE_CAP, flatten, normalise, readings
 from memory.scan.table import Need, Pattern, Table, bounded, table
 
@@ -121,6 +127,7 @@ class _Reading:
 
     text: str
     folded: str
+    exact: bool  # whether folded regexes may read ``folded`` (``prefilter.folds_exactly``)
     at: dict[int, list[int]]
     dense: set[int]
     runs: dict[int, Run]  # the chains run on this reading, by alternative
@@ -128,7 +135,7 @@ class _Reading:
     @classmethod
     def of(cls, text: str, tab: Table, finder: Finder | None = None) -> _Reading:
         """``text`` with its literals listed (by ``finder``: all of them by default)."""
-        reading = cls(text, fold(text), {}, set(), {})
+        reading = cls(text, fold(text), folds_exactly(text), {}, set(), {})
         at = reading.at
         dense = reading.dense
         size = len(text)
@@ -242,22 +249,27 @@ def _search(tab: Table, number: int, reading: _Reading, budget: _Budget) -> re.M
             if (start := run.first(first, last)) is not None:
                 return regex.match(text, start)
         return None
+    # The rest runs the folded form on the folded text when there is one (it matches where
+    # the regex matches), and the regex itself only to confirm a match and return it.
+    fast = tab.alternatives[number].folded if reading.exact else None
+    read, find = (text, regex) if fast is None else (reading.folded, fast)
     if regions is None:
         budget.spend(len(text))
-        return regex.search(text)
+        found = find.search(read)
+        return None if found is None else regex.match(text, found.start())
     for first, last in regions:
         if first == last:
             budget.spend(shape.width)
-            if (match := regex.match(text, first)) is not None:
-                return match
+            if find.match(read, first) is not None:
+                return regex.match(text, first)
             continue
         end = min(len(text), last + shape.width + _MARGIN)
         budget.spend(end - first)
         start = first
-        while (match := regex.search(text, start, end)) is not None and match.start() <= last:
+        while (match := find.search(read, start, end)) is not None and match.start() <= last:
             # A window's end reads as the end of the text; confirm on the whole reading.
-            if (whole := regex.match(text, match.start())) is not None:
-                return whole
+            if find.match(read, match.start()) is not None:
+                return regex.match(text, match.start())
             start = match.start() + 1
     return None
 
@@ -273,12 +285,24 @@ def _match_short(texts: list[str]) -> dict[int, re.Match[str]]:
     matched: dict[int, re.Match[str]] = {}
     tab = table()
     together = _Reading.of("\n".join(texts), tab)
+    # Each reading folded: folding goes character by character, so a slice of the whole.
+    folded, start = [], 0
+    for reading in texts:
+        folded.append(together.folded[start : start + len(reading)])
+        start += len(reading) + 1
     for index in tab.candidates(together.at):
         alternative = tab.alternatives[index]
         if alternative.pattern in matched or not all(map(together.has, tab.needs[index])):
             continue
-        for reading in texts:
-            if (match := alternative.regex.search(reading)) is not None:
+        fast = alternative.folded if together.exact else None
+        for reading, low in zip(texts, folded, strict=True):
+            if fast is None:
+                match = alternative.regex.search(reading)
+            elif (found := fast.search(low)) is not None:
+                match = alternative.regex.match(reading, found.start())
+            else:
+                continue
+            if match is not None:
                 matched[alternative.pattern] = match
                 break
     return matched

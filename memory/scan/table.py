@@ -31,7 +31,15 @@ from typing import Any
 
 from memory.scan.chain import Chain, split
 from memory.scan.patterns import RULES
-from memory.scan.prefilter import Finder, Literal, leading, required, split_alternatives, width
+from memory.scan.prefilter import (
+    Finder,
+    Literal,
+    folded_regex,
+    leading,
+    required,
+    split_alternatives,
+    width,
+)
 
 __all__ = [
     "FLAGS",
@@ -76,6 +84,13 @@ def compiled(source: str) -> re.Pattern[str]:
     return re.compile(source, FLAGS)
 
 
+@functools.cache
+def compiled_folded(source: str) -> re.Pattern[str] | None:
+    """``source`` for the folded text (``prefilter.folded_regex``), once per process; None
+    when it has no folded form."""
+    return folded_regex(source, FLAGS)
+
+
 def _rare(literal: Literal) -> bool:
     """Worth listing every occurrence of: three characters or more, a whole word, or not
     plain ASCII letters (CJK words are two characters); never a common word or a run of one
@@ -112,6 +127,12 @@ class Alternative:
     @property
     def regex(self) -> re.Pattern[str]:
         return compiled(self.source)
+
+    @property
+    def folded(self) -> re.Pattern[str] | None:
+        """The regex to run on the folded text, when it has one (faster: see
+        ``prefilter.folded_regex``); it finds what ``regex`` finds on the text."""
+        return compiled_folded(self.source)
 
 
 @dataclass(frozen=True, slots=True)

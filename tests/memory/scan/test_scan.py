@@ -13,9 +13,11 @@ from typing import Any, NamedTuple
 import pytest
 
 try:  # Python 3.11+: the regex parser lives in re._parser
+    from re import _compiler as sre_compiler
     from re import _constants as sre_constants
     from re import _parser as sre_parse
 except ImportError:  # pragma: no cover
+    import sre_compile as sre_compiler  # type: ignore[no-redef]
     import sre_constants  # type: ignore[no-redef]
     import sre_parse  # type: ignore[no-redef]
 
@@ -28,6 +30,7 @@ from tests import REPO_ROOT
 engine = sys.modules["memory.scan.scanner"]
 TABLE = scan_table.table()
 scan_readings = sys.modules["memory.scan.readings"]
+scan_prefilter = sys.modules["memory.scan.prefilter"]
 
 CORPORA = Path(__file__).parent
 
@@ -284,6 +287,70 @@ def test_folding_agrees_with_the_regex_engine_on_every_literal_character() -> No
     for char in sorted(alphabet):
         for twin in re.findall(re.escape(char), bmp, re.IGNORECASE):
             assert fold(twin) == fold(char), (char, twin)
+
+
+_CHARACTER_NODES = (sre_constants.LITERAL, sre_constants.NOT_LITERAL, sre_constants.IN)
+
+
+def _character_nodes(items: Any) -> list[Any]:
+    """Every node of a parsed regex that matches one character (literals and classes)."""
+    found = []
+    for op, av in items:
+        if op in _CHARACTER_NODES:
+            found.append((op, av))
+        elif op == sre_constants.SUBPATTERN:
+            found += _character_nodes(av[-1])
+        elif op == sre_constants.BRANCH:
+            for branch in av[1]:
+                found += _character_nodes(branch)
+        elif op in _REPEATS:
+            found += _character_nodes(av[2])
+        elif op in (sre_constants.ASSERT, sre_constants.ASSERT_NOT):
+            found += _character_nodes(av[1])
+    return found
+
+
+def _node_runs(node: Any, flags: int, text: str) -> list[tuple[int, int]]:
+    """Where in ``text`` runs of characters that ``node`` matches stand (the runs, not each
+    character: as exact, and far fewer)."""
+    tree = sre_parse.parse("x+", flags)
+    tree.data[0][1][2].data[:] = [node]
+    return [m.span() for m in sre_compiler.compile(tree, flags).finditer(text)]
+
+
+@pytest.mark.slow
+def test_a_folded_regex_matches_the_folded_text_where_the_regex_matches_the_text() -> None:
+    """The scanner runs most regexes on fold(text), folded and without re.IGNORECASE. Exact
+    when every character node (a literal, a class) matches a character's fold exactly when
+    the original, case-insensitive, matches the character (checked on every code point), and
+    \\w (for \\b too) and line breaks are the same for a character and its fold."""
+    flags = scan_table.FLAGS
+    everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
+    assert len(fold(everything)) == len(everything)
+    assert fold(everything[:5000]) + fold(everything[5000:]) == fold(everything)  # no context
+    # A text holding a character whose class changes when folded is matched as written.
+    unsafe = [char for char in everything if not scan_prefilter.folds_exactly(char)]
+    assert [re.match(r"\w", char) is None for char in unsafe] == [True]
+    assert re.match(r"\w", fold(unsafe[0]))
+    everything = everything.replace(unsafe[0], "")
+    folded = fold(everything)
+    for plain in (r"\w", r"\n", r"\s", r"\d"):
+        assert [m.start() for m in re.finditer(plain, everything)] == [
+            m.start() for m in re.finditer(plain, folded)
+        ]
+    nodes = {
+        repr(node): node
+        for a in TABLE.alternatives
+        if a.folded is not None
+        for node in _character_nodes(sre_parse.parse(a.source, flags))
+    }
+    for node in nodes.values():
+        items = [node]  # replaced, not changed, by _fold_items
+        assert scan_prefilter._fold_items(items), node
+        assert _node_runs(items[0], flags & ~re.I, folded) == _node_runs(node, flags, everything)
+    for number, alternative in enumerate(TABLE.alternatives):
+        if "(?-i:" not in alternative.source and "(?P=" not in alternative.source:
+            assert alternative.folded is not None, (number, alternative.source)
 
 
 def test_the_fallback_finder_reports_the_same_occurrences() -> None:
