@@ -27,7 +27,7 @@ from typing import Any
 
 from memory.scan.prefilter import fold, folded_regex, folds_exactly, required, split_alternatives
 
-__all__ = ["Chain", "Part", "Run", "split", "unique_end"]
+__all__ = ["Chain", "Part", "Run", "context", "split", "unique_end"]
 
 _parser: Any = importlib.import_module("re._parser")
 _constants: Any = importlib.import_module("re._constants")
@@ -286,6 +286,28 @@ def _reach(source: str, flags: int) -> int:
         return total
 
     return walk(_parser.parse(source, flags)) + 1
+
+
+def context(source: str, flags: int) -> tuple[int, int]:
+    """How far before its start and how far past its start a match of ``source`` reads
+    (look-behinds, ``\\b`` and ``^`` before; the match, look-aheads and ``\\b`` after): what
+    decides whether it matches at a place lies in that stretch of the text."""
+
+    def behind(items: Any) -> int:
+        furthest = 1  # \b, ^ and a look-behind of one character read the one before
+        for op, av in items:
+            if op in (_constants.ASSERT, _constants.ASSERT_NOT):
+                own = int(av[1].getwidth()[1]) if av[0] < 0 else 0
+                furthest = max(furthest, own + behind(av[1]))
+            elif op is _constants.SUBPATTERN:
+                furthest = max(furthest, behind(av[-1]))
+            elif op is _constants.BRANCH:
+                furthest = max(furthest, *(behind(b) for b in av[1]))
+            elif op in _REPEATS:
+                furthest = max(furthest, behind(av[2]))
+        return furthest
+
+    return behind(_parser.parse(source, flags)), _reach(source, flags)
 
 
 def split(source: str, flags: int) -> Chain | None:

@@ -231,10 +231,37 @@ def _regions(tab: Table, number: int, reading: _Reading) -> list[tuple[int, int]
     return regions
 
 
-def _search(tab: Table, number: int, reading: _Reading, budget: _Budget) -> re.Match[str] | None:
+_Spans = list[tuple[int, int]]
+
+
+def _within(regions: _Spans | None, limits: _Spans) -> _Spans:
+    """The parts of ``regions`` (None: everywhere) inside ``limits``; both in order."""
+    if regions is None:
+        return limits
+    out: _Spans = []
+    i = j = 0
+    while i < len(regions) and j < len(limits):
+        low, high = max(regions[i][0], limits[j][0]), min(regions[i][1], limits[j][1])
+        if low <= high:
+            out.append((low, high))
+        if regions[i][1] < limits[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def _search(
+    tab: Table,
+    number: int,
+    reading: _Reading,
+    budget: _Budget,
+    changes: _Spans | None = None,
+) -> re.Match[str] | None:
     """``regex.search(reading.text)`` for alternative ``number``, with as little regex work
     as possible: none when a required literal is missing; in a long reading, only where a
-    match can start; an alternative with gaps as a chain (``memory.scan.chain``)."""
+    match can start; an alternative with gaps as a chain (``memory.scan.chain``). With
+    ``changes`` (see ``_changes``), a match is looked for only where it would read one."""
     needs = tab.needs[number]
     if not all(map(reading.has, needs)):
         return None
@@ -242,6 +269,18 @@ def _search(tab: Table, number: int, reading: _Reading, budget: _Budget) -> re.M
     text = reading.text
     short = len(text) <= 4 * shape.width + _MARGIN
     regions = None if short else _regions(tab, number, reading)
+    if changes is not None:
+        # A match reading none of the changes would have been found in the base reading.
+        limits: _Spans = []
+        for begin, stop in changes:
+            low, high = max(0, begin - shape.ahead), min(len(text), stop + shape.behind)
+            if limits and low <= limits[-1][1] + 1:
+                limits[-1] = (limits[-1][0], high)
+            else:
+                limits.append((low, high))
+        regions = _within(regions, limits)
+        if not regions:
+            return None
     if shape.chain is not None:
         if (run := reading.runs.get(number)) is None:
             run = reading.runs[number] = Run(shape.chain, text, budget.spend, reading.folded)
@@ -308,16 +347,67 @@ def _match_short(texts: list[str]) -> dict[int, re.Match[str]]:
     return matched
 
 
+_CHANGED_MOST = 4  # a reading with more than 1/4 of it changed is read in full
+_BLOCK = 64  # the two readings are compared this many characters at a time
+_SYNC = 12  # characters that must agree after a change to take up the comparison again
+_SKIP = 4  # a change replaces at most this many characters of the reading ...
+_DROP = 16  # ... and this many more of the base (a hyphen, separators of spaced-out letters)
+
+
+def _changes(reading: str, base: str) -> _Spans | None:
+    """Where ``reading`` is not ``base``, as spans of it (a dropped character is an empty
+    span): between two spans it is a stretch of ``base``, shifted; its end is a span too.
+    None when much of it is changed."""
+    changed: _Spans = []
+    size, base_size = len(reading), len(base)
+    i = j = 0
+    while i < size:
+        block = min(_BLOCK, size - i)
+        if reading[i : i + block] == base[j : j + block]:
+            i, j = i + block, j + block
+            continue
+        while i < size and j < base_size and reading[i] == base[j]:
+            i, j = i + 1, j + 1
+        if i >= size:
+            break
+        if j >= base_size:
+            changed.append((i, size))
+            break
+        # The comparison goes on where the next few characters are in the base again (any
+        # place will do: what counts as the same is compared character by character); else
+        # one character is taken as replaced (leetspeak, look-alikes: changes close together).
+        ours, again = 1, j + 1
+        for skip in range(_SKIP + 1):
+            found = base.find(reading[i + skip : i + skip + _SYNC], j, j + skip + _DROP + _SYNC)
+            if found >= 0:
+                ours, again = skip, found
+                break
+        if changed and changed[-1][1] + 1 >= i:
+            changed[-1] = (changed[-1][0], i + ours)
+        else:
+            changed.append((i, i + ours))
+        i, j = i + ours, again
+        if len(changed) * _BLOCK > size:
+            return None
+    changed.append((size, size))  # the end of the reading reads as the end of a text
+    if sum(end - start for start, end in changed) * _CHANGED_MOST > size:
+        return None
+    return changed
+
+
 def _match_long(text: str, texts: list[str]) -> dict[int, re.Match[str]]:
     """A long text: literal positions per reading, and regex work only near them, within
-    the work budget."""
+    the work budget. A decoded reading that is mostly the base reading (the first read in
+    full) is read only where it differs: elsewhere a match would have been found there."""
     matched: dict[int, re.Match[str]] = {}
     tab = table()
     budget = _Budget(len(text))
     flattened = len(texts) > 1 and texts[1] == flatten(texts[0])
+    base = 1 if flattened else 0
     try:
         for number, text_read in enumerate(texts):
             lines_only = number == 0 and flattened
+            changes = _changes(text_read, texts[base]) if number > base else None
             reading = _Reading.of(text_read, tab, tab.find_lines if lines_only else None)
             for index in tab.candidates(reading.at):
                 alternative = tab.alternatives[index]
@@ -325,7 +415,7 @@ def _match_long(text: str, texts: list[str]) -> dict[int, re.Match[str]]:
                     continue
                 if lines_only and not alternative.lines:
                     continue  # the flattened reading finds whatever it would here
-                if (match := _search(tab, index, reading, budget)) is not None:
+                if (match := _search(tab, index, reading, budget, changes)) is not None:
                     matched[alternative.pattern] = match
     except _OverBudget as stop:
         stop.matched = matched

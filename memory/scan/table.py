@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory.scan.chain import Chain, split
+from memory.scan.chain import Chain, context, split
 from memory.scan.patterns import RULES
 from memory.scan.prefilter import (
     Finder,
@@ -141,6 +141,8 @@ class Shape:
 
     width: int  # the longest match
     chain: Chain | None  # split at its gaps (see memory.scan.chain), when it has any
+    behind: int  # how far before its start a match reads (look-behinds, \b)
+    ahead: int  # how far past its start a match reads (look-aheads and \b included)
 
 
 def _reads_lines(source: str) -> bool:
@@ -271,7 +273,9 @@ class Table:
         """Alternative ``number``'s width and chain (derived on first use)."""
         if (shape := self._shapes.get(number)) is None:
             source = self.alternatives[number].source
-            shape = self._shapes[number] = Shape(width(source, FLAGS), split(source, FLAGS))
+            behind, ahead = context(source, FLAGS)
+            shape = Shape(width(source, FLAGS), split(source, FLAGS), behind, ahead)
+            self._shapes[number] = shape
         return shape
 
     @property
