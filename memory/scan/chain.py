@@ -463,6 +463,7 @@ class _Level:
         "part",
         "places",
         "read",
+        "scout_span",
         "scouted",
         "search",
         "spend",
@@ -490,10 +491,14 @@ class _Level:
         self.places: list[int] = []
         # Each scout string's next place as last found: none in [after, place).
         self.scouted = dict.fromkeys(part.scout, (0, -1))
+        self.scout_span = (0, -1)  # the last answer: no scout string in [after, first)
 
     def _scout(self, position: int) -> int:
         """The first place at or after ``position`` where a scout string occurs (the text's
         length when none does)."""
+        after, first = self.scout_span  # none of them in [after, first)
+        if after <= position <= first:
+            return first
         folded, scouted = self.folded, self.scouted
         first = len(folded)
         for string, (after, known) in scouted.items():
@@ -503,6 +508,7 @@ class _Level:
                 place = len(folded) if found < 0 else found
                 scouted[string] = (position, place)
             first = min(first, place)
+        self.scout_span = (position, first)
         return first
 
     def first(self, start: int, limit: int) -> int | None:

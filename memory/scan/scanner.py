@@ -278,9 +278,11 @@ def _search(
                 limits[-1] = (limits[-1][0], high)
             else:
                 limits.append((low, high))
-        regions = _within(regions, limits)
-        if not regions:
-            return None
+        # Around many changes the windows cost more than one pass: then they are not used.
+        if sum(high - low for low, high in limits) * 2 < len(text):
+            regions = _within(regions, limits)
+            if not regions:
+                return None
     if shape.chain is not None:
         if (run := reading.runs.get(number)) is None:
             run = reading.runs[number] = Run(shape.chain, text, budget.spend, reading.folded)
@@ -387,8 +389,8 @@ def _changes(reading: str, base: str) -> _Spans | None:
         else:
             changed.append((i, i + ours))
         i, j = i + ours, again
-        if len(changed) * _BLOCK > size:
-            return None
+        if len(changed) * 2 * _BLOCK > size or changed[-1][1] - changed[-1][0] > _BLOCK:
+            return None  # changes everywhere, or a long one: not worth it
     changed.append((size, size))  # the end of the reading reads as the end of a text
     if sum(end - start for start, end in changed) * _CHANGED_MOST > size:
         return None
