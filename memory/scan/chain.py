@@ -181,6 +181,7 @@ _LOOK_AHEAD = 8
 
 
 _SCOUT_STRINGS = 16  # a part is scouted for by at most this many strings
+_LONG_PART = 100  # a middle part that can match this many characters is split (see Chain)
 
 
 def _scout(source: str, flags: int) -> tuple[str, ...]:
@@ -262,7 +263,9 @@ class Chain:
     sources: tuple[str, ...] = field(compare=False)
     #: For the last part, when it is one group of alternatives, each on its own (its scout is
     #: sharper, and one regex tries fewer branches at each place; the leftmost place the
-    #: group matches is the leftmost of any of its alternatives); else ().
+    #: group matches is the leftmost of any of its alternatives); else (). For a long middle
+    #: part too: there each alternative is searched for near its own scout strings, and the
+    #: leftmost match of any is the part's (the rest of the chain is asked about it once).
     branches: tuple[tuple[Part, ...], ...] = ()
 
 
@@ -337,9 +340,13 @@ def split(source: str, flags: int) -> Chain | None:
     if last is None or any(p.most > 100_000 for p in parts) or last.most > 100_000:
         return None
     sources.append(tail)
-    # Only the last part: elsewhere each alternative would ask the rest of the chain on its
-    # own, which costs more than the sharper scouts save.
-    branches = (*([()] * (len(sources) - 1)), _branches(tail, flags, last=True))
+    # A middle part is split only when long (an address, a handle: a run of a class, each
+    # start costs its width): a word alternation is cheaper searched as one regex.
+    middle = [
+        _branches(source, flags, last=False) if part.most >= _LONG_PART else ()
+        for source, part in zip(sources[:-1], parts, strict=True)
+    ]
+    branches = (*middle, _branches(tail, flags, last=True))
     return Chain((*parts, last), tuple(lengths), tuple(sources), branches)
 
 
@@ -415,7 +422,12 @@ class Run:
         following: _Level | _Union | None = None
         for index in range(len(chain.parts) - 1, -1, -1):
             gap = chain.gaps[index] if index < len(chain.gaps) else 0
-            if chain.branches and chain.branches[index]:
+            if index < len(chain.gaps) and chain.branches and chain.branches[index]:
+                part, branches = chain.parts[index], chain.branches[index]
+                following = _Level(
+                    part, gap, following, text, folded, spend, exact=exact, branches=branches
+                )
+            elif chain.branches and chain.branches[index]:
                 following = _Union(
                     [
                         _Level(p, gap, following, text, folded, spend, exact=exact)
@@ -449,12 +461,46 @@ class _Union:
         return best
 
 
+class _Branch:
+    """One alternative of a long middle part: its regex, and where its scout strings are."""
+
+    __slots__ = ("folded", "most", "read", "scouted", "search", "span")
+
+    def __init__(self, part: Part, text: str, folded: str, *, exact: bool) -> None:
+        fast = part.on_folded and exact
+        self.search = part.fast.search if fast else part.regex.search
+        self.read = folded if fast else text
+        self.most = part.most
+        self.folded = folded
+        self.scouted = dict.fromkeys(part.scout, (0, -1))
+        self.span = (0, -1)  # the last answer: no scout string in [after, first)
+
+    def scout(self, position: int) -> int:
+        """The first place at or after ``position`` where a scout string occurs (the text's
+        length when none does)."""
+        after, first = self.span
+        if after <= position <= first:
+            return first
+        folded, scouted = self.folded, self.scouted
+        first = len(folded)
+        for string, (after, known) in scouted.items():
+            place = known
+            if not after <= position <= known:
+                found = folded.find(string, position)
+                place = len(folded) if found < 0 else found
+                scouted[string] = (position, place)
+            first = min(first, place)
+        self.span = (position, first)
+        return first
+
+
 class _Level:
     """Where the chain from one part on matches. Every such place found so far is kept, for
     one stretch of text read in full (``[low, high)``), so a question about a place in that
     stretch reads nothing again; questions come mostly from left to right."""
 
     __slots__ = (
+        "branches",
         "folded",
         "following",
         "gap",
@@ -480,6 +526,7 @@ class _Level:
         spend: Callable[[int], None],
         *,
         exact: bool,
+        branches: tuple[Part, ...] = (),
     ) -> None:
         self.part, self.gap, self.following = part, gap, following
         self.text, self.folded, self.spend = text, folded, spend
@@ -487,6 +534,12 @@ class _Level:
         fast = part.on_folded and exact
         self.search = part.fast.search if fast else part.regex.search
         self.read = folded if fast else text
+        # The part's alternatives, each searched for near its own scout strings (see Chain).
+        self.branches = [
+            _Branch(branch, text, folded, exact=exact) for branch in branches if branch.scout
+        ]
+        if len(self.branches) < len(branches):
+            self.branches = []  # one has no scout: the part is searched as one regex
         self.low = self.high = 0
         self.places: list[int] = []
         # Each scout string's next place as last found: none in [after, place).
@@ -564,7 +617,10 @@ class _Level:
                 position = max(position, scout - part.most)
                 last = min(limit, max(scout, position) + 4 * part.reach)
             read_to = min(size, last + part.reach)
-            match = self.search(self.read, position, read_to)
+            if self.branches:
+                match = self._leftmost(position, last, read_to)
+            else:
+                match = self.search(self.read, position, read_to)
             self.spend((read_to if match is None else match.start()) - position + part.reach)
             if match is None or match.start() > last:
                 position = last + 1
@@ -584,6 +640,20 @@ class _Level:
                 return begin, begin + 1
             position = begin + 1
         return None, limit + 1
+
+    def _leftmost(self, position: int, last: int, read_to: int) -> re.Match[str] | None:
+        """What ``search(read, position, read_to)`` finds with a start up to ``last`` (or a
+        match starting past ``last``, or None): the leftmost match of any alternative."""
+        best: re.Match[str] | None = None
+        for branch in self.branches:
+            low = max(position, branch.scout(position) - branch.most)
+            high = last if best is None else best.start() - 1
+            if low > high:
+                continue
+            found = branch.search(branch.read, low, read_to)
+            if found is not None and found.start() <= high:
+                best = found
+        return best
 
     def _reaches(self, end: int) -> bool:
         """Whether the rest of the chain matches within the gap after ``end``."""
