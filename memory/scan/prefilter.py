@@ -77,9 +77,13 @@ def fold(text: str) -> str:
     result is as long as ``text``, index for index."""
     if text.isascii():
         return text.lower()
-    if _NEEDS_FIXES.search(text) is not None:
-        text = text.translate(_FOLD_FIXES)
+    if _NEEDS_FIXES.search(text) is not None:  # one at a time: translate() reads every one
+        text = _NEEDS_FIXES.sub(_fix, text)
     return text.lower()
+
+
+def _fix(match: re.Match[str]) -> str:
+    return str(_FOLD_FIXES[ord(match.group())])
 
 
 def is_word(char: str) -> bool:
