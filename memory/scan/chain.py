@@ -422,20 +422,18 @@ class Run:
         following: _Level | _Union | None = None
         for index in range(len(chain.parts) - 1, -1, -1):
             gap = chain.gaps[index] if index < len(chain.gaps) else 0
-            if index < len(chain.gaps) and chain.branches and chain.branches[index]:
-                part, branches = chain.parts[index], chain.branches[index]
+            branches = chain.branches[index] if chain.branches else ()
+            part = chain.parts[index]
+            if branches and all(branch.scout for branch in branches):
+                # One level, its part searched for alternative by alternative (see Chain).
                 following = _Level(
                     part, gap, following, text, folded, spend, exact=exact, branches=branches
                 )
-            elif chain.branches and chain.branches[index]:
+            elif branches and index == len(chain.parts) - 1:
                 following = _Union(
-                    [
-                        _Level(p, gap, following, text, folded, spend, exact=exact)
-                        for p in chain.branches[index]
-                    ]
+                    [_Level(p, gap, None, text, folded, spend, exact=exact) for p in branches]
                 )
             else:
-                part = chain.parts[index]
                 following = _Level(part, gap, following, text, folded, spend, exact=exact)
         assert following is not None
         self.head = following
