@@ -462,7 +462,7 @@ class _Union:
 class _Branch:
     """One alternative of a long middle part: its regex, and where its scout strings are."""
 
-    __slots__ = ("folded", "most", "read", "scouted", "search", "span")
+    __slots__ = ("clean", "folded", "most", "next", "read", "scouted", "search", "span")
 
     def __init__(self, part: Part, text: str, folded: str, *, exact: bool) -> None:
         fast = part.on_folded and exact
@@ -472,6 +472,29 @@ class _Branch:
         self.folded = folded
         self.scouted = dict.fromkeys(part.scout, (0, -1))
         self.span = (0, -1)  # the last answer: no scout string in [after, first)
+        # What was found last: no match starts in [clean[0], clean[1]), and ``next`` is the
+        # match starting at clean[1] (None: not known).
+        self.clean = (0, -1)
+        self.next: re.Match[str] | None = None
+
+    def first(self, low: int, high: int, read_to: int) -> re.Match[str] | None:
+        """The leftmost match starting in ``[low, high]``, or None; ``read_to`` is at least
+        the part's reach past ``high`` (so such a match is whole)."""
+        after, upto = self.clean
+        if after <= low <= upto:
+            if upto > high:
+                return None
+            if self.next is not None:
+                return self.next
+            low = upto
+        else:
+            after = low
+        found = self.search(self.read, low, read_to)
+        if found is not None and found.start() <= high:
+            self.clean, self.next = (after, found.start()), found
+            return found
+        self.clean, self.next = (after, high + 1), None
+        return None
 
     def scout(self, position: int) -> int:
         """The first place at or after ``position`` where a scout string occurs (the text's
@@ -646,10 +669,7 @@ class _Level:
         for branch in self.branches:
             low = max(position, branch.scout(position) - branch.most)
             high = last if best is None else best.start() - 1
-            if low > high:
-                continue
-            found = branch.search(branch.read, low, read_to)
-            if found is not None and found.start() <= high:
+            if low <= high and (found := branch.first(low, high, read_to)) is not None:
                 best = found
         return best
 
