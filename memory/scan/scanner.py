@@ -23,7 +23,14 @@ How it stays fast (``bench/scan_bench.py`` measures it, beside a plain regex tab
   alternative runs only when every set it needs is there. The result is exactly that of
   running every regex (the tests compare the two on all corpora).
 * **in a long text, only where a match can be:** a match attempt at each place a match can
-  start, or a search in windows around the rarest literal it needs.
+  start, or a search in windows around the rarest literal it needs. An alternative with
+  gaps runs as a chain of its parts (``memory.scan.chain``), each part searched for near
+  the strings it must hold; a part that is a group of alternatives, alternative by
+  alternative.
+* **a decoded reading only where it is decoded.** Leetspeak, look-alikes, hyphens: a
+  decoded reading of a long text is mostly the base reading (the first read in full)
+  again. ``_changes`` lists where the two differ; a match reading none of those places
+  would have been found in the base reading, so only matches near a change are looked for.
 * **case folded once.** Each reading is folded once (``fold``, index for index); the regexes
   run on it folded and without ``re.IGNORECASE`` (``prefilter.folded_regex``: a few times
   faster on word alternations), the regex as written only to confirm a match. Not for the
