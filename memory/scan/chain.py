@@ -462,13 +462,13 @@ class _Union:
 class _Branch:
     """One alternative of a long middle part: its regex, and where its scout strings are."""
 
-    __slots__ = ("clean", "folded", "most", "next", "read", "scouted", "search", "span")
+    __slots__ = ("clean", "folded", "most", "next", "reach", "read", "scouted", "search", "span")
 
     def __init__(self, part: Part, text: str, folded: str, *, exact: bool) -> None:
         fast = part.on_folded and exact
         self.search = part.fast.search if fast else part.regex.search
         self.read = folded if fast else text
-        self.most = part.most
+        self.most, self.reach = part.most, part.reach
         self.folded = folded
         self.scouted = dict.fromkeys(part.scout, (0, -1))
         self.span = (0, -1)  # the last answer: no scout string in [after, first)
@@ -490,10 +490,13 @@ class _Branch:
         else:
             after = low
         found = self.search(self.read, low, read_to)
-        if found is not None and found.start() <= high:
+        # A search tries every start up to ``read_to``; those a reach before it are judged
+        # as on the whole text, so what it found about them is kept (read once, not again).
+        sure = max(high, read_to - self.reach)
+        if found is not None and found.start() <= sure:
             self.clean, self.next = (after, found.start()), found
-            return found
-        self.clean, self.next = (after, high + 1), None
+            return found if found.start() <= high else None
+        self.clean, self.next = (after, sure + 1), None
         return None
 
     def scout(self, position: int) -> int:
