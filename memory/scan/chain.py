@@ -25,9 +25,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from memory.scan.prefilter import fold, required, split_alternatives
+from memory.scan.prefilter import fold, folded_regex, folds_exactly, required, split_alternatives
 
-__all__ = ["Chain", "Part", "Run", "split", "unique_end"]
+__all__ = ["Chain", "Part", "Run", "context", "split", "unique_end"]
 
 _parser: Any = importlib.import_module("re._parser")
 _constants: Any = importlib.import_module("re._constants")
@@ -187,6 +187,7 @@ _LOOK_AHEAD = 8
 
 
 _SCOUT_STRINGS = 16  # a part is scouted for by at most this many strings
+_LONG_PART = 100  # a middle part that can match this many characters is split (see Chain)
 
 
 def _scout(source: str, flags: int) -> tuple[str, ...]:
@@ -206,6 +207,9 @@ class Part:
     (it may read ``j`` characters past it), so every end can be listed."""
 
     regex: re.Pattern[str]
+    #: What runs: the regex for the folded text (``prefilter.folded_regex``), else ``regex``.
+    fast: re.Pattern[str]
+    on_folded: bool  # whether ``fast`` reads the folded text
     reach: int  # how far past its start a match, look-aheads and \b included, reads
     least: int  # the shortest match
     most: int  # the longest match
@@ -243,15 +247,17 @@ def _part(source: str, flags: int, *, last: bool) -> Part | None:
     tree = _parser.parse(source, flags)
     least, most = tree.getwidth()
     regex = re.compile(source, flags)
+    fast = folded_regex(source, flags)
+    on_folded = fast is not None
     reach = _reach(source, flags)
     scout = _scout(source, flags)
     if last or unique_end(source, flags):
-        return Part(regex, reach, least, most, True, (), scout)
+        return Part(regex, fast or regex, on_folded, reach, least, most, True, (), scout)
     ahead = _look_ahead(tree)
     if ahead is None or most > 1000:
         return None
     probes = tuple(re.compile(f"(?:{source})(?s:.){{{j}}}", flags) for j in range(ahead + 1))
-    return Part(regex, reach, least, most, False, probes, scout)
+    return Part(regex, fast or regex, on_folded, reach, least, most, False, probes, scout)
 
 
 @dataclass(frozen=True, slots=True)
@@ -263,7 +269,9 @@ class Chain:
     sources: tuple[str, ...] = field(compare=False)
     #: For the last part, when it is one group of alternatives, each on its own (its scout is
     #: sharper, and one regex tries fewer branches at each place; the leftmost place the
-    #: group matches is the leftmost of any of its alternatives); else ().
+    #: group matches is the leftmost of any of its alternatives); else (). For a long middle
+    #: part too: there each alternative is searched for near its own scout strings, and the
+    #: leftmost match of any is the part's (the rest of the chain is asked about it once).
     branches: tuple[tuple[Part, ...], ...] = ()
 
 
@@ -287,6 +295,28 @@ def _reach(source: str, flags: int) -> int:
         return total
 
     return walk(_parser.parse(source, flags)) + 1
+
+
+def context(source: str, flags: int) -> tuple[int, int]:
+    """How far before its start and how far past its start a match of ``source`` reads
+    (look-behinds, ``\\b`` and ``^`` before; the match, look-aheads and ``\\b`` after): what
+    decides whether it matches at a place lies in that stretch of the text."""
+
+    def behind(items: Any) -> int:
+        furthest = 1  # \b, ^ and a look-behind of one character read the one before
+        for op, av in items:
+            if op in (_constants.ASSERT, _constants.ASSERT_NOT):
+                own = int(av[1].getwidth()[1]) if av[0] < 0 else 0
+                furthest = max(furthest, own + behind(av[1]))
+            elif op is _constants.SUBPATTERN:
+                furthest = max(furthest, behind(av[-1]))
+            elif op is _constants.BRANCH:
+                furthest = max(furthest, *(behind(b) for b in av[1]))
+            elif op in _REPEATS:
+                furthest = max(furthest, behind(av[2]))
+        return furthest
+
+    return behind(_parser.parse(source, flags)), _reach(source, flags)
 
 
 def split(source: str, flags: int) -> Chain | None:
@@ -316,9 +346,13 @@ def split(source: str, flags: int) -> Chain | None:
     if last is None or any(p.most > 100_000 for p in parts) or last.most > 100_000:
         return None
     sources.append(tail)
-    # Only the last part: elsewhere each alternative would ask the rest of the chain on its
-    # own, which costs more than the sharper scouts save.
-    branches = (*([()] * (len(sources) - 1)), _branches(tail, flags, last=True))
+    # A middle part is split only when long (an address, a handle: a run of a class, each
+    # start costs its width): a word alternation is cheaper searched as one regex.
+    middle = [
+        _branches(source, flags, last=False) if part.most >= _LONG_PART else ()
+        for source, part in zip(sources[:-1], parts, strict=True)
+    ]
+    branches = (*middle, _branches(tail, flags, last=True))
     return Chain((*parts, last), tuple(lengths), tuple(sources), branches)
 
 
@@ -390,15 +424,23 @@ class Run:
         self, chain: Chain, text: str, spend: Callable[[int], None], folded: str | None = None
     ) -> None:
         folded = fold(text) if folded is None else folded
+        exact = folds_exactly(text)  # parts with a folded form may read the folded text
         following: _Level | _Union | None = None
         for index in range(len(chain.parts) - 1, -1, -1):
             gap = chain.gaps[index] if index < len(chain.gaps) else 0
-            if chain.branches and chain.branches[index]:
+            branches = chain.branches[index] if chain.branches else ()
+            part = chain.parts[index]
+            if branches and all(branch.scout for branch in branches):
+                # One level, its part searched for alternative by alternative (see Chain).
+                following = _Level(
+                    part, gap, following, text, folded, spend, exact=exact, branches=branches
+                )
+            elif branches and index == len(chain.parts) - 1:
                 following = _Union(
-                    [_Level(p, gap, following, text, folded, spend) for p in chain.branches[index]]
+                    [_Level(p, gap, None, text, folded, spend, exact=exact) for p in branches]
                 )
             else:
-                following = _Level(chain.parts[index], gap, following, text, folded, spend)
+                following = _Level(part, gap, following, text, folded, spend, exact=exact)
         assert following is not None
         self.head = following
 
@@ -423,12 +465,72 @@ class _Union:
         return best
 
 
+class _Branch:
+    """One alternative of a long middle part: its regex, and where its scout strings are."""
+
+    __slots__ = ("clean", "folded", "most", "next", "reach", "read", "scouted", "search", "span")
+
+    def __init__(self, part: Part, text: str, folded: str, *, exact: bool) -> None:
+        fast = part.on_folded and exact
+        self.search = part.fast.search if fast else part.regex.search
+        self.read = folded if fast else text
+        self.most, self.reach = part.most, part.reach
+        self.folded = folded
+        self.scouted = dict.fromkeys(part.scout, (0, -1))
+        self.span = (0, -1)  # the last answer: no scout string in [after, first)
+        # What was found last: no match starts in [clean[0], clean[1]), and ``next`` is the
+        # match starting at clean[1] (None: not known).
+        self.clean = (0, -1)
+        self.next: re.Match[str] | None = None
+
+    def first(self, low: int, high: int, read_to: int) -> re.Match[str] | None:
+        """The leftmost match starting in ``[low, high]``, or None; ``read_to`` is at least
+        the part's reach past ``high`` (so such a match is whole)."""
+        after, upto = self.clean
+        if after <= low <= upto:
+            if upto > high:
+                return None
+            if self.next is not None:
+                return self.next
+            low = upto
+        else:
+            after = low
+        found = self.search(self.read, low, read_to)
+        # A search tries every start up to ``read_to``; those a reach before it are judged
+        # as on the whole text, so what it found about them is kept (read once, not again).
+        sure = max(high, read_to - self.reach)
+        if found is not None and found.start() <= sure:
+            self.clean, self.next = (after, found.start()), found
+            return found if found.start() <= high else None
+        self.clean, self.next = (after, sure + 1), None
+        return None
+
+    def scout(self, position: int) -> int:
+        """The first place at or after ``position`` where a scout string occurs (the text's
+        length when none does)."""
+        after, first = self.span
+        if after <= position <= first:
+            return first
+        folded, scouted = self.folded, self.scouted
+        first = len(folded)
+        for string, (after, known) in scouted.items():
+            place = known
+            if not after <= position <= known:
+                found = folded.find(string, position)
+                place = len(folded) if found < 0 else found
+                scouted[string] = (position, place)
+            first = min(first, place)
+        self.span = (position, first)
+        return first
+
+
 class _Level:
     """Where the chain from one part on matches. Every such place found so far is kept, for
     one stretch of text read in full (``[low, high)``), so a question about a place in that
     stretch reads nothing again; questions come mostly from left to right."""
 
     __slots__ = (
+        "branches",
         "folded",
         "following",
         "gap",
@@ -436,7 +538,10 @@ class _Level:
         "low",
         "part",
         "places",
+        "read",
+        "scout_span",
         "scouted",
+        "search",
         "spend",
         "text",
     )
@@ -449,17 +554,34 @@ class _Level:
         text: str,
         folded: str,
         spend: Callable[[int], None],
+        *,
+        exact: bool,
+        branches: tuple[Part, ...] = (),
     ) -> None:
         self.part, self.gap, self.following = part, gap, following
         self.text, self.folded, self.spend = text, folded, spend
+        # The part's regex and the text it reads (the folded text, when it has a folded form).
+        fast = part.on_folded and exact
+        self.search = part.fast.search if fast else part.regex.search
+        self.read = folded if fast else text
+        # The part's alternatives, each searched for near its own scout strings (see Chain).
+        self.branches = [
+            _Branch(branch, text, folded, exact=exact) for branch in branches if branch.scout
+        ]
+        if len(self.branches) < len(branches):
+            self.branches = []  # one has no scout: the part is searched as one regex
         self.low = self.high = 0
         self.places: list[int] = []
         # Each scout string's next place as last found: none in [after, place).
         self.scouted = dict.fromkeys(part.scout, (0, -1))
+        self.scout_span = (0, -1)  # the last answer: no scout string in [after, first)
 
     def _scout(self, position: int) -> int:
         """The first place at or after ``position`` where a scout string occurs (the text's
         length when none does)."""
+        after, first = self.scout_span  # none of them in [after, first)
+        if after <= position <= first:
+            return first
         folded, scouted = self.folded, self.scouted
         first = len(folded)
         for string, (after, known) in scouted.items():
@@ -469,6 +591,7 @@ class _Level:
                 place = len(folded) if found < 0 else found
                 scouted[string] = (position, place)
             first = min(first, place)
+        self.scout_span = (position, first)
         return first
 
     def first(self, start: int, limit: int) -> int | None:
@@ -524,7 +647,10 @@ class _Level:
                 position = max(position, scout - part.most)
                 last = min(limit, max(scout, position) + 4 * part.reach)
             read_to = min(size, last + part.reach)
-            match = part.regex.search(text, position, read_to)
+            if self.branches:
+                match = self._leftmost(position, last, read_to)
+            else:
+                match = self.search(self.read, position, read_to)
             self.spend((read_to if match is None else match.start()) - position + part.reach)
             if match is None or match.start() > last:
                 position = last + 1
@@ -544,6 +670,17 @@ class _Level:
                 return begin, begin + 1
             position = begin + 1
         return None, limit + 1
+
+    def _leftmost(self, position: int, last: int, read_to: int) -> re.Match[str] | None:
+        """What ``search(read, position, read_to)`` finds with a start up to ``last`` (or a
+        match starting past ``last``, or None): the leftmost match of any alternative."""
+        best: re.Match[str] | None = None
+        for branch in self.branches:
+            low = max(position, branch.scout(position) - branch.most)
+            high = last if best is None else best.start() - 1
+            if low <= high and (found := branch.first(low, high, read_to)) is not None:
+                best = found
+        return best
 
     def _reaches(self, end: int) -> bool:
         """Whether the rest of the chain matches within the gap after ``end``."""

@@ -23,6 +23,8 @@ __all__ = [
     "Literal",
     "edge",
     "fold",
+    "folded_regex",
+    "folds_exactly",
     "leading",
     "required",
     "split_alternatives",
@@ -31,10 +33,13 @@ __all__ = [
 
 # ``re.IGNORECASE`` equates a few characters that str.lower() keeps apart (dotless i, long s,
 # Greek symbol variants, old Cyrillic forms); fold them first. İ goes too: it is the one
-# character whose lower() is two characters, and a folded text must keep every index.
+# character whose lower() is two characters, and a folded text must keep every index; and Σ,
+# whose lower() depends on its neighbours (ς at the end of a word): fold(a + b) must be
+# fold(a) + fold(b), and a character must fold the same wherever it stands.
 _FOLD_FIXES = str.maketrans(
     {
         "İ": "i",
+        "Σ": "σ",
         "ı": "i",
         "ſ": "s",
         "µ": "μ",
@@ -72,9 +77,13 @@ def fold(text: str) -> str:
     result is as long as ``text``, index for index."""
     if text.isascii():
         return text.lower()
-    if _NEEDS_FIXES.search(text) is not None:
-        text = text.translate(_FOLD_FIXES)
+    if _NEEDS_FIXES.search(text) is not None:  # one at a time: translate() reads every one
+        text = _NEEDS_FIXES.sub(_fix, text)
     return text.lower()
+
+
+def _fix(match: re.Match[str]) -> str:
+    return str(_FOLD_FIXES[ord(match.group())])
 
 
 def is_word(char: str) -> bool:
@@ -109,6 +118,93 @@ class Literal:
 # -- reading the parsed regex ---------------------------------------------------------------
 
 _parser: Any = importlib.import_module("re._parser")
+_compiler: Any = importlib.import_module("re._compiler")
+_constants: Any = importlib.import_module("re._constants")
+_REPEATS = (_constants.MAX_REPEAT, _constants.MIN_REPEAT, _constants.POSSESSIVE_REPEAT)
+_LARGEST_RANGE = 4096  # a class range wider than this is not folded (none in the table is)
+
+
+#: The one character whose fold is a word character while it is not one (a combining mark,
+#: U+0345, folds to ι as re.IGNORECASE has it): \\w and \\b read it differently once folded.
+_FOLDS_TO_A_WORD = "\u0345"
+
+
+def folds_exactly(text: str) -> bool:
+    """Whether a folded regex (``folded_regex``) may read ``fold(text)`` in place of the regex
+    reading ``text``: unless the text holds a character whose class changes when folded."""
+    return text.isascii() or _FOLDS_TO_A_WORD not in text
+
+
+def folded_regex(source: str, flags: int) -> re.Pattern[str] | None:
+    """``source`` (to be run with ``re.IGNORECASE`` in ``flags``) for ``fold(text)``: its
+    characters folded and compiled without ``re.IGNORECASE``, so it matches ``fold(text)``
+    exactly where ``source`` matches ``text``, index for index, when ``folds_exactly(text)``
+    (a case-sensitive engine
+    skips the case folding of every character it compares, and can use its literal and
+    character-set shortcuts). None when ``source`` has a case-sensitive group
+    (``(?-i:[A-Z]...)``), a back-reference, or anything else not folded here."""
+    if not flags & re.IGNORECASE:
+        return None
+    plain = flags & ~re.IGNORECASE
+    tree = _parser.parse(source, plain)
+    if not _fold_items(tree.data):
+        return None
+    compiled: re.Pattern[str] = _compiler.compile(tree, plain)
+    return compiled
+
+
+def _fold_code(code: int) -> int:
+    return ord(fold(chr(code)))
+
+
+def _fold_items(items: list[Any]) -> bool:
+    """Fold the characters of the parsed ``items`` in place (False: not foldable)."""
+    c = _constants
+    for index, (op, av) in enumerate(items):
+        if op is c.LITERAL or op is c.NOT_LITERAL:
+            items[index] = (op, _fold_code(av))
+        elif op is c.IN:
+            members = _fold_set(av)
+            if members is None:
+                return False
+            items[index] = (op, members)
+        elif op is c.ANY or op is c.AT:
+            continue
+        elif op is c.SUBPATTERN:
+            if (av[1] | av[2]) & re.IGNORECASE or not _fold_items(av[-1].data):
+                return False  # (?-i:...) is case-sensitive; (?i:...) is left alone too
+        elif op is c.BRANCH:
+            if not all(_fold_items(branch.data) for branch in av[1]):
+                return False
+        elif op in _REPEATS:
+            if not _fold_items(av[2].data):
+                return False
+        elif op is c.ASSERT or op is c.ASSERT_NOT:
+            if not _fold_items(av[1].data):
+                return False
+        else:
+            return False  # a back-reference, a conditional: compared as written
+    return True
+
+
+def _fold_set(members: list[tuple[Any, Any]]) -> list[tuple[Any, Any]] | None:
+    """A character class for folded text: a character is in it when its fold is the fold
+    of a member (categories such as \\w and \\s are the same for a character and its fold)."""
+    c = _constants
+    kept: list[tuple[Any, Any]] = []
+    codes: set[int] = set()
+    for op, av in members:
+        if op is c.NEGATE or op is c.CATEGORY:
+            kept.append((op, av))
+        elif op is c.LITERAL:
+            codes.add(_fold_code(av))
+        elif op is c.RANGE and av[1] - av[0] <= _LARGEST_RANGE:
+            codes.update(map(_fold_code, range(av[0], av[1] + 1)))
+        else:
+            return None
+    return kept + [(c.LITERAL, code) for code in sorted(codes)]
+
+
 _MAX_STRINGS = 64  # a literal set larger than this is not worth tracking exactly
 _EDGE = "\x00"  # stands for \b inside the strings below
 _Strings = frozenset[str]

@@ -23,7 +23,20 @@ How it stays fast (``bench/scan_bench.py`` measures it, beside a plain regex tab
   alternative runs only when every set it needs is there. The result is exactly that of
   running every regex (the tests compare the two on all corpora).
 * **in a long text, only where a match can be:** a match attempt at each place a match can
-  start, or a search in windows around the rarest literal it needs.
+  start, or a search in windows around the rarest literal it needs. An alternative with
+  gaps runs as a chain of its parts (``memory.scan.chain``), each part searched for near
+  the strings it must hold; a part that is a group of alternatives, alternative by
+  alternative.
+* **a decoded reading only where it is decoded.** Leetspeak, look-alikes, hyphens: a
+  decoded reading of a long text is mostly the base reading (the first read in full)
+  again. ``_changes`` lists where the two differ; a match reading none of those places
+  would have been found in the base reading, so only matches near a change are looked for.
+* **case folded once.** Each reading is folded once (``fold``, index for index); the regexes
+  run on it folded and without ``re.IGNORECASE`` (``prefilter.folded_regex``: a few times
+  faster on word alternations), the regex as written only to confirm a match. Not for the
+  few alternatives with a case-sensitive group (``(?-i:[A-Z]...)``), nor on a text holding
+  the one character whose class changes when folded; the tests check every character class
+  of the table against every code point.
 * **bounded widths.** No alternative can match more than ``MAX_WIDTH`` characters (gaps are
   ``[^\n]{0,N}``, ``\s+`` reads as ``\s{1,4}``), so no search is quadratic; the
   de-obfuscation helpers are bounded the same way.
@@ -46,9 +59,9 @@ from dataclasses import dataclass
 
 from memory.scan.chain import Run
 from memory.scan.patterns import RULES
-from memory.scan.prefilter import Finder, fold
+from memory.scan.prefilter import Finder, fold, folds_exactly
 from memory.scan.readings import DECODE_CAP, flatten, normalise, readings
-from memory.scan.table import Need, Pattern, Table, bounded, patterns, table
+from memory.scan.table import Need, Pattern, Shape, Table, bounded, patterns, table
 
 __all__ = [
     "DECODE_CAP",
@@ -119,6 +132,7 @@ class _Reading:
 
     text: str
     folded: str
+    exact: bool  # whether folded regexes may read ``folded`` (``prefilter.folds_exactly``)
     at: dict[int, list[int]]
     dense: set[int]
     runs: dict[int, Run]  # the chains run on this reading, by alternative
@@ -126,7 +140,7 @@ class _Reading:
     @classmethod
     def of(cls, text: str, tab: Table, finder: Finder | None = None) -> _Reading:
         """``text`` with its literals listed (by ``finder``: all of them by default)."""
-        reading = cls(text, fold(text), {}, set(), {})
+        reading = cls(text, fold(text), folds_exactly(text), {}, set(), {})
         at = reading.at
         dense = reading.dense
         size = len(text)
@@ -222,10 +236,50 @@ def _regions(tab: Table, number: int, reading: _Reading) -> list[tuple[int, int]
     return regions
 
 
-def _search(tab: Table, number: int, reading: _Reading, budget: _Budget) -> re.Match[str] | None:
+_Spans = list[tuple[int, int]]
+
+
+def _within(regions: _Spans | None, limits: _Spans) -> _Spans:
+    """The parts of ``regions`` (None: everywhere) inside ``limits``; both in order."""
+    if regions is None:
+        return limits
+    out: _Spans = []
+    i = j = 0
+    while i < len(regions) and j < len(limits):
+        low, high = max(regions[i][0], limits[j][0]), min(regions[i][1], limits[j][1])
+        if low <= high:
+            out.append((low, high))
+        if regions[i][1] < limits[j][1]:
+            i += 1
+        else:
+            j += 1
+    return out
+
+
+def _near_changes(changes: _Spans, shape: Shape, size: int) -> _Spans:
+    """Where a match that reads one of ``changes`` can start: a match reading none of them
+    would have been found in the base reading."""
+    limits: _Spans = []
+    for begin, stop in changes:
+        low, high = max(0, begin - shape.ahead), min(size, stop + shape.behind)
+        if limits and low <= limits[-1][1] + 1:
+            limits[-1] = (limits[-1][0], high)
+        else:
+            limits.append((low, high))
+    return limits
+
+
+def _search(
+    tab: Table,
+    number: int,
+    reading: _Reading,
+    budget: _Budget,
+    changes: _Spans | None = None,
+) -> re.Match[str] | None:
     """``regex.search(reading.text)`` for alternative ``number``, with as little regex work
     as possible: none when a required literal is missing; in a long reading, only where a
-    match can start; an alternative with gaps as a chain (``memory.scan.chain``)."""
+    match can start; an alternative with gaps as a chain (``memory.scan.chain``). With
+    ``changes`` (see ``_changes``), a match is looked for only where it would read one."""
     needs = tab.needs[number]
     if not all(map(reading.has, needs)):
         return None
@@ -233,6 +287,13 @@ def _search(tab: Table, number: int, reading: _Reading, budget: _Budget) -> re.M
     text = reading.text
     short = len(text) <= 4 * shape.width + _MARGIN
     regions = None if short else _regions(tab, number, reading)
+    if changes is not None:
+        limits = _near_changes(changes, shape, len(text))
+        # Around many changes the windows cost more than one pass: then they are not used.
+        if sum(high - low for low, high in limits) * 2 < len(text):
+            regions = _within(regions, limits)
+            if not regions:
+                return None
     if shape.chain is not None:
         if (run := reading.runs.get(number)) is None:
             run = reading.runs[number] = Run(shape.chain, text, budget.spend, reading.folded)
@@ -240,22 +301,27 @@ def _search(tab: Table, number: int, reading: _Reading, budget: _Budget) -> re.M
             if (start := run.first(first, last)) is not None:
                 return regex.match(text, start)
         return None
+    # The rest runs the folded form on the folded text when there is one (it matches where
+    # the regex matches), and the regex itself only to confirm a match and return it.
+    fast = tab.alternatives[number].folded if reading.exact else None
+    read, find = (text, regex) if fast is None else (reading.folded, fast)
     if regions is None:
         budget.spend(len(text))
-        return regex.search(text)
+        found = find.search(read)
+        return None if found is None else regex.match(text, found.start())
     for first, last in regions:
         if first == last:
             budget.spend(shape.width)
-            if (match := regex.match(text, first)) is not None:
-                return match
+            if find.match(read, first) is not None:
+                return regex.match(text, first)
             continue
         end = min(len(text), last + shape.width + _MARGIN)
         budget.spend(end - first)
         start = first
-        while (match := regex.search(text, start, end)) is not None and match.start() <= last:
+        while (match := find.search(read, start, end)) is not None and match.start() <= last:
             # A window's end reads as the end of the text; confirm on the whole reading.
-            if (whole := regex.match(text, match.start())) is not None:
-                return whole
+            if find.match(read, match.start()) is not None:
+                return regex.match(text, match.start())
             start = match.start() + 1
     return None
 
@@ -271,27 +337,90 @@ def _match_short(texts: list[str]) -> dict[int, re.Match[str]]:
     matched: dict[int, re.Match[str]] = {}
     tab = table()
     together = _Reading.of("\n".join(texts), tab)
+    # Each reading folded: folding goes character by character, so a slice of the whole.
+    folded, start = [], 0
+    for reading in texts:
+        folded.append(together.folded[start : start + len(reading)])
+        start += len(reading) + 1
     for index in tab.candidates(together.at):
         alternative = tab.alternatives[index]
         if alternative.pattern in matched or not all(map(together.has, tab.needs[index])):
             continue
-        for reading in texts:
-            if (match := alternative.regex.search(reading)) is not None:
+        fast = alternative.folded if together.exact else None
+        for reading, low in zip(texts, folded, strict=True):
+            if fast is None:
+                match = alternative.regex.search(reading)
+            elif (found := fast.search(low)) is not None:
+                match = alternative.regex.match(reading, found.start())
+            else:
+                continue
+            if match is not None:
                 matched[alternative.pattern] = match
                 break
     return matched
 
 
+_CHANGED_MOST = 4  # a reading with more than 1/4 of it changed is read in full
+_BLOCK = 64  # the two readings are compared this many characters at a time
+_SYNC = 12  # characters that must agree after a change to take up the comparison again
+_SKIP = 4  # a change replaces at most this many characters of the reading ...
+_DROP = 16  # ... and this many more of the base (a hyphen, separators of spaced-out letters)
+
+
+def _changes(reading: str, base: str) -> _Spans | None:
+    """Where ``reading`` is not ``base``, as spans of it (a dropped character is an empty
+    span): between two spans it is a stretch of ``base``, shifted; its end is a span too.
+    None when much of it is changed."""
+    changed: _Spans = []
+    size, base_size = len(reading), len(base)
+    i = j = 0
+    while i < size:
+        block = min(_BLOCK, size - i)
+        if reading[i : i + block] == base[j : j + block]:
+            i, j = i + block, j + block
+            continue
+        while i < size and j < base_size and reading[i] == base[j]:
+            i, j = i + 1, j + 1
+        if i >= size:
+            break
+        if j >= base_size:
+            changed.append((i, size))
+            break
+        # The comparison goes on where the next few characters are in the base again (any
+        # place will do: what counts as the same is compared character by character); else
+        # one character is taken as replaced (leetspeak, look-alikes: changes close together).
+        ours, again = 1, j + 1
+        for skip in range(_SKIP + 1):
+            found = base.find(reading[i + skip : i + skip + _SYNC], j, j + skip + _DROP + _SYNC)
+            if found >= 0:
+                ours, again = skip, found
+                break
+        if changed and changed[-1][1] + 1 >= i:
+            changed[-1] = (changed[-1][0], i + ours)
+        else:
+            changed.append((i, i + ours))
+        i, j = i + ours, again
+        if len(changed) * 2 * _BLOCK > size or changed[-1][1] - changed[-1][0] > _BLOCK:
+            return None  # changes everywhere, or a long one: not worth it
+    changed.append((size, size))  # the end of the reading reads as the end of a text
+    if sum(end - start for start, end in changed) * _CHANGED_MOST > size:
+        return None
+    return changed
+
+
 def _match_long(text: str, texts: list[str]) -> dict[int, re.Match[str]]:
     """A long text: literal positions per reading, and regex work only near them, within
-    the work budget."""
+    the work budget. A decoded reading that is mostly the base reading (the first read in
+    full) is read only where it differs: elsewhere a match would have been found there."""
     matched: dict[int, re.Match[str]] = {}
     tab = table()
     budget = _Budget(len(text))
     flattened = len(texts) > 1 and texts[1] == flatten(texts[0])
+    base = 1 if flattened else 0
     try:
         for number, text_read in enumerate(texts):
             lines_only = number == 0 and flattened
+            changes = _changes(text_read, texts[base]) if number > base else None
             reading = _Reading.of(text_read, tab, tab.find_lines if lines_only else None)
             for index in tab.candidates(reading.at):
                 alternative = tab.alternatives[index]
@@ -299,7 +428,7 @@ def _match_long(text: str, texts: list[str]) -> dict[int, re.Match[str]]:
                     continue
                 if lines_only and not alternative.lines:
                     continue  # the flattened reading finds whatever it would here
-                if (match := _search(tab, index, reading, budget)) is not None:
+                if (match := _search(tab, index, reading, budget, changes)) is not None:
                     matched[alternative.pattern] = match
     except _OverBudget as stop:
         stop.matched = matched

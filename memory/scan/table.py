@@ -29,9 +29,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory.scan.chain import Chain, split
+from memory.scan.chain import Chain, context, split
 from memory.scan.patterns import RULES
-from memory.scan.prefilter import Finder, Literal, leading, required, split_alternatives, width
+from memory.scan.prefilter import (
+    Finder,
+    Literal,
+    folded_regex,
+    leading,
+    required,
+    split_alternatives,
+    width,
+)
 
 __all__ = [
     "FLAGS",
@@ -76,6 +84,13 @@ def compiled(source: str) -> re.Pattern[str]:
     return re.compile(source, FLAGS)
 
 
+@functools.cache
+def compiled_folded(source: str) -> re.Pattern[str] | None:
+    """``source`` for the folded text (``prefilter.folded_regex``), once per process; None
+    when it has no folded form."""
+    return folded_regex(source, FLAGS)
+
+
 def _rare(literal: Literal) -> bool:
     """Worth listing every occurrence of: three characters or more, a whole word, or not
     plain ASCII letters (CJK words are two characters); never a common word or a run of one
@@ -113,6 +128,12 @@ class Alternative:
     def regex(self) -> re.Pattern[str]:
         return compiled(self.source)
 
+    @property
+    def folded(self) -> re.Pattern[str] | None:
+        """The regex to run on the folded text, when it has one (faster: see
+        ``prefilter.folded_regex``); it finds what ``regex`` finds on the text."""
+        return compiled_folded(self.source)
+
 
 @dataclass(frozen=True, slots=True)
 class Shape:
@@ -120,6 +141,8 @@ class Shape:
 
     width: int  # the longest match
     chain: Chain | None  # split at its gaps (see memory.scan.chain), when it has any
+    behind: int  # how far before its start a match reads (look-behinds, \b)
+    ahead: int  # how far past its start a match reads (look-aheads and \b included)
 
 
 def _reads_lines(source: str) -> bool:
@@ -250,7 +273,9 @@ class Table:
         """Alternative ``number``'s width and chain (derived on first use)."""
         if (shape := self._shapes.get(number)) is None:
             source = self.alternatives[number].source
-            shape = self._shapes[number] = Shape(width(source, FLAGS), split(source, FLAGS))
+            behind, ahead = context(source, FLAGS)
+            shape = Shape(width(source, FLAGS), split(source, FLAGS), behind, ahead)
+            self._shapes[number] = shape
         return shape
 
     def warm(self) -> None:
