@@ -22,14 +22,17 @@ __all__ = ["render", "visible"]
 _KEPT = frozenset("\n\t")
 _HIDDEN = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 _TAGS = range(0xE0000, 0xE0080)  # "ASCII smuggling": invisible, partly unassigned
+# Shown as nothing though not format characters: the combining grapheme joiner, the fillers.
+_BLANK = frozenset("\u034f\u115f\u1160\u3164\uffa0")
 
 
 def visible(text: str) -> str:
-    """Control, format (bidi, zero-width) and tag characters, surrogates and
-    line/paragraph separators as ``<U+XXXX>``; newlines and tabs kept. Idempotent."""
+    """Control, format (bidi, zero-width, soft hyphen) and tag characters, surrogates,
+    line/paragraph separators and blank fillers as ``<U+XXXX>``; newlines and tabs kept.
+    Idempotent."""
     return "".join(
         f"<U+{ord(c):04X}>"
-        if c not in _KEPT and (unicodedata.category(c) in _HIDDEN or ord(c) in _TAGS)
+        if c not in _KEPT and (unicodedata.category(c) in _HIDDEN or ord(c) in _TAGS or c in _BLANK)
         else c
         for c in text
     )
