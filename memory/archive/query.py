@@ -10,8 +10,16 @@ Routing (``route``; ``memory.archive.search.Searcher`` runs the steps):
 * text with CJK characters → the trigram index (LIKE, exact) for terms of 3+ characters,
   and a LIKE scan bounded to the most recent visible messages for shorter ones;
 * other text → the word index: all terms (AND), then — when that finds fewer than asked —
-  any term with light suffix stripping (OR, prefix), then the trigram index (substrings)
-  when the words found nothing.
+  any term (OR, ``fts_any``), then the trigram index (substrings) when the words found
+  nothing.
+
+Natural-language questions: the word index stems English words (porter, migration m006), so
+terms are searched as typed; stop words and question words ("which", "kind", "nowadays")
+are dropped, a possessive is its name ("Tom's" → "Tom"). In the OR step, which bm25 ranks,
+names and numbers (``ParsedQuery.keys``) count twice, each pair of neighbouring terms adds a
+``NEAR`` boost, and a long plain word adds a prefix of its root for the forms porter does not
+join ("allergy" → ``allerg*`` finds "allergic"; never for short words: "show*" finds
+"shower").
 """
 
 from __future__ import annotations
@@ -38,6 +46,7 @@ __all__ = [
 
 MAX_QUERY_CHARS = 400
 MAX_TERMS = 12
+NEAR_DISTANCE = 3
 
 _STOP_TEXT = """a about above after again against all am an and any are as at be because been before
     being below between both but by can could did do does doing down during each few for from
@@ -49,13 +58,19 @@ _STOP_TEXT = """a about above after again against all am an and any are as at be
     did didn't don't i'm i've we're you're it's tell remember said say says told ask asked
     please know think mention mentioned talk talked"""
 STOP_WORDS = frozenset(_STOP_TEXT.split())
+# Words that shape a natural-language question but name nothing the answer says: dropped
+# like stop words (kept apart from STOP_WORDS, which the archive benchmark's vocabulary uses).
+_QUESTION_TEXT = """whose which what's where's who's how's when's kind type sort
+    name named nowadays currently lately recently these days ever still also anything
+    something thing things get got getting happen happened actually really"""
+QUESTION_WORDS = frozenset(_QUESTION_TEXT.split())
 _OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
 _CJK = re.compile(
     "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\u3130-\u318f\uff66-\uff9f]"
 )
 _TERM_EDGE = re.compile(r"^[^\w]+|[^\w*]+$")
 _INNER_OK = re.compile(r"^[\w][\w.\-_/@:+#']*$")
-_SUFFIXES = ("ingly", "ings", "ing", "edly", "ed", "es", "s", "ly")
+_POSSESSIVE = re.compile(r"(?<=\w)'s?$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +80,7 @@ class ParsedQuery:
     prefixes: tuple[str, ...]  # words the person ended with '*'
     cjk: bool
     note: str | None = None
+    keys: tuple[str, ...] = ()  # terms that are names or numbers: weighted in fts_any
 
     @property
     def empty(self) -> bool:
@@ -75,7 +91,7 @@ class ParsedQuery:
 
 
 def _clean(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text)
+    text = unicodedata.normalize("NFKC", text).replace("\u2019", "'")
     return "".join(" " if unicodedata.category(c)[0] == "C" else c for c in text)
 
 
@@ -101,7 +117,8 @@ def parse_query(text: str) -> ParsedQuery:
             words.extend(part.split())
     terms: list[str] = []
     prefixes: list[str] = []
-    for raw in words:
+    keys: list[str] = []
+    for position, raw in enumerate(words):
         if raw in _OPERATORS:
             continue
         if raw.upper().startswith("NEAR("):
@@ -112,10 +129,13 @@ def parse_query(text: str) -> ParsedQuery:
             piece = chunk.strip("*^:")
             if piece and not _INNER_OK.match(piece):
                 piece = re.sub(r"[^\w.\-_/@:+#']", " ", piece).strip()
+            piece = _POSSESSIVE.sub("", piece)
             if not piece or not any(c.isalnum() for c in piece):
                 continue
             (prefixes if prefix else terms).append(piece)
-    meaningful = [t for t in terms if t.lower() not in STOP_WORDS]
+            if not prefix and _is_key(piece, first=position == 0):
+                keys.append(piece)
+    meaningful = [t for t in terms if t.lower() not in STOP_WORDS | QUESTION_WORDS]
     if meaningful or phrases or prefixes:
         terms = meaningful
     if len(phrases) + len(terms) + len(prefixes) > MAX_TERMS:
@@ -131,19 +151,37 @@ def parse_query(text: str) -> ParsedQuery:
         tuple(dict.fromkeys(prefixes)),
         cjk,
         "; ".join(notes) or None,
+        tuple(k for k in dict.fromkeys(keys) if k in terms),
     )
+
+
+def _is_key(term: str, *, first: bool) -> bool:
+    """A name (capitalised, not only because it starts the question) or a number."""
+    if any(c.isdigit() for c in term):
+        return True
+    return not first and term[:1].isupper() and term.lower() not in STOP_WORDS
 
 
 def _quote(term: str) -> str:
     return '"' + term.replace('"', " ") + '"'
 
 
-def _stem(term: str) -> str:
-    lower = term.lower()
+_SUFFIXES = ("ingly", "ings", "ing", "edly", "ed", "es", "s", "ly")
+
+
+def _root(term: str) -> str | None:
+    """What a long word's forms begin with, where porter's stems differ ("allergy",
+    "allergic": "allerg"; "injury", "injured": "injur"); None for short words, names, numbers
+    and code, which a prefix would make noisy ("show*" finds "shower")."""
+    if not (term.isalpha() and term.islower() and len(term) >= 6):
+        return None
+    root = term
     for suffix in _SUFFIXES:
-        if lower.endswith(suffix) and len(lower) - len(suffix) >= 4:
-            return term[: len(term) - len(suffix)]
-    return term
+        if root.endswith(suffix):
+            root = root[: -len(suffix)]
+            break
+    root = root.rstrip("aeiouy")
+    return root if len(root) >= 5 else None
 
 
 def fts_all(query: ParsedQuery) -> str | None:
@@ -154,19 +192,19 @@ def fts_all(query: ParsedQuery) -> str | None:
 
 
 def fts_any(query: ParsedQuery) -> str | None:
-    """Any term (recall over precision). A plain word of 4+ letters is reduced to a rough
-    stem and prefix-matched ("deploying" finds "deployed"); anything else — code-like terms,
-    short words — stays exact, because a prefix of a short token ("my-app.config.t*") makes
-    FTS5 merge the doclists of every token it starts."""
+    """Any term (recall over precision), for bm25 to rank: a message with more of the terms,
+    rarer ones, scores higher. The index stems English words (porter), so "deploying" finds
+    "deployed" without a prefix; a name or a number (``keys``) counts twice."""
     pieces = [_quote(p) for p in query.phrases]
     for term in query.terms:
-        stem = _stem(term)
-        if stem.isalpha() and len(stem) >= 4:
-            pieces.append(_quote(stem) + "*")
-        else:
-            pieces.append(_quote(term))
+        pieces += [_quote(term)] * (2 if term in query.keys else 1)
+        root = _root(term)
+        if root is not None:
+            pieces.append(_quote(root) + "*")
     pieces += [_quote(p) + "*" for p in query.prefixes]
-    return " OR ".join(dict.fromkeys(pieces)) or None
+    pairs = zip(query.terms, query.terms[1:], strict=False)
+    pieces += [f"NEAR({_quote(a)} {_quote(b)}, {NEAR_DISTANCE})" for a, b in pairs]
+    return " OR ".join(pieces) or None
 
 
 def trigram_terms(query: ParsedQuery) -> list[str]:

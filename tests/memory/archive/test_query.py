@@ -8,6 +8,7 @@ import sqlite3
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memory.archive.database import Archive
 from memory.archive.query import (
     MAX_QUERY_CHARS,
     Ranked,
@@ -18,6 +19,8 @@ from memory.archive.query import (
     route,
     trigram_terms,
 )
+from memory.archive.search import Searcher
+from tests.memory.conftest import make_session, say
 
 # -- parsing ------------------------------------------------------------------------------
 
@@ -50,7 +53,37 @@ def test_stop_words_are_dropped_unless_nothing_else_is_left() -> None:
 def test_prefix_and_or_forms() -> None:
     q = parse_query("deploying stag*")
     assert q.prefixes == ("stag",)
-    assert fts_any(q) == '"deploy"* OR "stag"*'
+    assert fts_any(q) == '"deploying" OR "stag"*'  # the porter index stems "deploying"
+
+
+def test_possessives_are_the_name() -> None:
+    for text in ("What did Tom's sister say?", "What did Tom\u2019s sister say?"):
+        assert parse_query(text).terms == ("Tom", "sister")
+    assert parse_query("the dogs' bowls").terms == ("dogs", "bowls")
+    assert parse_query("don't").terms == ("don't",)  # only a stop word: kept as typed
+
+
+def test_question_words_are_dropped() -> None:
+    q = parse_query("Which kind of car does Maya drive nowadays?")
+    assert q.terms == ("car", "Maya", "drive")
+
+
+def test_names_and_numbers_count_twice_and_neighbours_are_boosted() -> None:
+    q = parse_query("Where did Maya park the Volvo V70 last week?")
+    assert q.keys == ("Maya", "Volvo", "V70")
+    assert fts_any(q) == (
+        '"Maya" OR "Maya" OR "park" OR "Volvo" OR "Volvo" OR "V70" OR "V70" OR "last"'
+        ' OR "week" OR NEAR("Maya" "park", 3) OR NEAR("park" "Volvo", 3)'
+        ' OR NEAR("Volvo" "V70", 3) OR NEAR("V70" "last", 3) OR NEAR("last" "week", 3)'
+    )
+    assert parse_query("Where is it").keys == ()  # a capital that only starts the question
+
+
+def test_long_words_also_match_their_other_forms_by_prefix() -> None:
+    assert fts_any(parse_query("allergy")) == '"allergy" OR "allerg"*'
+    assert fts_any(parse_query("injured")) == '"injured" OR "injur"*'
+    assert fts_any(parse_query("show")) == '"show"'  # no "shower"
+    assert fts_any(parse_query("Juniper")) == '"Juniper"'  # a name stays exact
 
 
 def test_long_queries_are_capped_with_a_note() -> None:
@@ -117,7 +150,10 @@ _HOSTILE = st.one_of(
 def test_every_built_match_expression_is_valid_fts5(text: str) -> None:
     q = parse_query(text)
     db = sqlite3.connect(":memory:")
-    db.execute("CREATE VIRTUAL TABLE w USING fts5(search_text, scope)")
+    db.execute(
+        "CREATE VIRTUAL TABLE w USING fts5(search_text, scope,"
+        " tokenize='porter unicode61 remove_diacritics 2')"
+    )
     db.execute("CREATE VIRTUAL TABLE t USING fts5(search_text, scope, tokenize='trigram')")
     for expr in (fts_all(q), fts_any(q)):
         if expr is not None:
@@ -133,11 +169,37 @@ def test_every_built_match_expression_is_valid_fts5(text: str) -> None:
 def test_latin_text_goes_to_the_word_index_then_substrings_as_a_fallback() -> None:
     assert route(parse_query("deploying stag*")) == [
         Ranked('"deploying" AND "stag"*'),
-        Ranked('"deploy"* OR "stag"*'),
+        Ranked('"deploying" OR "stag"*'),
         Substring(("deploying", "stag"), fallback=True),
     ]
-    assert route(parse_query("xy zq")) == [Ranked('"xy" AND "zq"'), Ranked('"xy" OR "zq"')]
+    assert route(parse_query("xy zq")) == [
+        Ranked('"xy" AND "zq"'),
+        Ranked('"xy" OR "zq" OR NEAR("xy" "zq", 3)'),
+    ]
 
 
 def test_cjk_text_goes_to_the_trigram_index_and_the_scan() -> None:
     assert route(parse_query("東京タワー 東京")) == [Substring(("東京タワー",), ("東京",))]
+
+
+# -- what the expressions find in an archive ------------------------------------------------
+
+
+async def test_natural_questions_find_other_forms_of_their_words(archive: Archive) -> None:
+    await make_session(archive, "s1", "p1")
+    await say(archive, "s1", "p1", "So it turns out I'm allergic to sesame.")  # ids 1, 2
+    await say(archive, "s1", "p1", "Sprained my knee playing volleyball.")  # 3, 4
+    await say(archive, "s1", "p1", "Took a hot shower after the match.")  # 5, 6
+    await make_session(archive, "s2", "p1")
+    await say(archive, "s2", "p1", "Tom's new car is a Volvo V70.")  # 7, 8
+    searcher = Searcher(archive)
+    for question, first in (
+        ("What did Maya's allergy test show?", 1),
+        ("Which knee injury did I get playing volleyball games?", 3),
+        ("What car does Tom drive?", 7),
+        ("tom's", 7),
+    ):
+        hits, _ = await searcher.find(question, viewer="p1", limit=3)
+        assert hits and hits[0].message_id == first, question
+    hits, _ = await searcher.find("What did the allergy test show?", viewer="p1")
+    assert 5 not in [h.message_id for h in hits]  # "show" is not "shower"
