@@ -8,7 +8,9 @@ and caps the length; the MATCH strings are then built by this module alone.
 Routing (``route``; ``memory.archive.search.Searcher`` runs the steps):
 
 * text with CJK characters → the trigram index (LIKE, exact) for terms of 3+ characters,
-  and a LIKE scan bounded to the most recent visible messages for shorter ones;
+  and a LIKE scan bounded to the most recent visible messages for shorter ones; a question
+  written without spaces is then also searched by its content pieces (``cjk_pieces``): all
+  of them, then each on its own;
 * other text → the word index: all terms (AND), then — when that finds fewer than asked —
   any term (OR, ``fts_any``), then the trigram index (substrings) when the words found
   nothing.
@@ -31,11 +33,13 @@ from dataclasses import dataclass
 __all__ = [
     "MAX_QUERY_CHARS",
     "MAX_TERMS",
+    "QUESTION_WORDS",
     "STOP_WORDS",
     "ParsedQuery",
     "Ranked",
     "Step",
     "Substring",
+    "cjk_pieces",
     "fts_all",
     "fts_any",
     "parse_query",
@@ -238,11 +242,49 @@ class Substring:
 Step = Ranked | Substring
 
 
+# Chinese and Japanese are written without spaces, so a question is one "term" that no
+# message contains. It is cut where a question word, a particle or a pronoun stands (common
+# Chinese ones; runs of hiragana, which in Japanese are mostly particles and endings) and
+# the content pieces of 2+ characters are searched: all of them, then each on its own.
+_CJK_FUNCTION = """什么时候 为什么 怎么样 什么 哪里 哪儿 哪个 哪些 哪家 哪种 哪款 怎么 怎样 多少
+    现在 如今 以前 之前 以后 之后 时候 是不是 有没有 一起 自己 我们 你们 他们 她们 哪 谁
+    几 是 的 了 在 吗 呢 吧 啊 我 你 他 她 它 和 对 把 被 给 从 到 也 都 就 还 很 这 那 做 当"""
+_CJK_CUT = re.compile(
+    "|".join(sorted(_CJK_FUNCTION.split(), key=len, reverse=True))
+    + "|[\u3040-\u309f]+|[^\\w\u30fc]+"
+)
+MAX_CJK_PIECES = 5
+
+
+def cjk_pieces(query: ParsedQuery) -> list[str]:
+    """The content pieces of the CJK terms (see ``_CJK_CUT``), longest first, at most
+    ``MAX_CJK_PIECES``; the other terms as they are."""
+    pieces: list[str] = []
+    for term in query.all_terms():
+        if not _CJK.search(term):
+            pieces.append(term)
+            continue
+        pieces += [p for p in _CJK_CUT.split(term) if len(p) >= 2]
+    unique = list(dict.fromkeys(pieces))
+    return sorted(unique, key=len, reverse=True)[:MAX_CJK_PIECES]
+
+
+def _substring(terms: list[str]) -> Substring:
+    long = tuple(t for t in terms if len(t) >= 3 or not _CJK.search(t))
+    return Substring(long, tuple(t for t in terms if t not in long))
+
+
 def route(query: ParsedQuery) -> list[Step]:
     """The searches that serve ``query``, in order (the module doc says why)."""
     if query.cjk:
-        return [Substring(tuple(trigram_terms(query)), tuple(short_cjk_terms(query)))]
-    steps: list[Step] = [Ranked(expr) for expr in (fts_all(query), fts_any(query)) if expr]
+        steps: list[Step] = [Substring(tuple(trigram_terms(query)), tuple(short_cjk_terms(query)))]
+        pieces = cjk_pieces(query)
+        if pieces and set(pieces) != set(query.all_terms()):
+            steps.append(_substring(pieces))
+            if len(pieces) > 1:
+                steps += [_substring([piece]) for piece in pieces]
+        return steps
+    steps = [Ranked(expr) for expr in (fts_all(query), fts_any(query)) if expr]
     terms = trigram_terms(query)
     if terms:
         steps.append(Substring(tuple(terms), fallback=True))

@@ -13,6 +13,7 @@ from memory.archive.query import (
     MAX_QUERY_CHARS,
     Ranked,
     Substring,
+    cjk_pieces,
     fts_all,
     fts_any,
     parse_query,
@@ -203,3 +204,23 @@ async def test_natural_questions_find_other_forms_of_their_words(archive: Archiv
         assert hits and hits[0].message_id == first, question
     hits, _ = await searcher.find("What did the allergy test show?", viewer="p1")
     assert 5 not in [h.message_id for h in hits]  # "show" is not "shower"
+
+
+def test_a_cjk_question_is_cut_into_its_content_pieces() -> None:
+    q = parse_query("张伟是做什么工作的？")
+    assert cjk_pieces(q) == ["张伟", "工作"]
+    assert route(q) == [
+        Substring(("张伟是做什么工作的",)),
+        Substring((), ("张伟", "工作")),
+        Substring((), ("张伟",)),
+        Substring((), ("工作",)),
+    ]
+    assert cjk_pieces(parse_query("昨日はどこで寿司を食べましたか")) == ["昨日", "寿司"]
+
+
+async def test_a_cjk_question_finds_the_message_with_one_of_its_pieces(archive: Archive) -> None:
+    await make_session(archive, "s1", "p1")
+    await say(archive, "s1", "p1", "过敏测试结果出来了，我对牛奶过敏。")  # ids 1, 2
+    await say(archive, "s1", "p1", "今天天气很好。")  # 3, 4
+    hits, _ = await Searcher(archive).find("李娜对什么过敏？", viewer="p1")
+    assert [h.message_id for h in hits] == [1]
