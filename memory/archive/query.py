@@ -245,7 +245,9 @@ Step = Ranked | Substring
 # Chinese and Japanese are written without spaces, so a question is one "term" that no
 # message contains. It is cut where a question word, a particle or a pronoun stands (common
 # Chinese ones; runs of hiragana, which in Japanese are mostly particles and endings) and
-# the content pieces of 2+ characters are searched: all of them, then each on its own.
+# the content pieces of 2+ characters are searched: all of them, then each on its own. Most
+# Chinese words are two characters, so a piece of 3+ Han characters also gives its first
+# and last two.
 _CJK_FUNCTION = """什么时候 为什么 怎么样 什么 哪里 哪儿 哪个 哪些 哪家 哪种 哪款 怎么 怎样 多少
     现在 如今 以前 之前 以后 之后 时候 是不是 有没有 一起 自己 我们 你们 他们 她们 哪 谁
     几 是 的 了 在 吗 呢 吧 啊 我 你 他 她 它 和 对 把 被 给 从 到 也 都 就 还 很 这 那 做 当"""
@@ -253,6 +255,7 @@ _CJK_CUT = re.compile(
     "|".join(sorted(_CJK_FUNCTION.split(), key=len, reverse=True))
     + "|[\u3040-\u309f]+|[^\\w\u30fc]+"
 )
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 MAX_CJK_PIECES = 5
 
 
@@ -264,7 +267,11 @@ def cjk_pieces(query: ParsedQuery) -> list[str]:
         if not _CJK.search(term):
             pieces.append(term)
             continue
-        pieces += [p for p in _CJK_CUT.split(term) if len(p) >= 2]
+        for piece in _CJK_CUT.split(term):
+            if len(piece) >= 2:
+                pieces.append(piece)
+            if len(piece) >= 3 and _HAN.fullmatch(piece):
+                pieces += [piece[:2], piece[-2:]]
     unique = list(dict.fromkeys(pieces))
     return sorted(unique, key=len, reverse=True)[:MAX_CJK_PIECES]
 
