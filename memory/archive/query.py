@@ -18,10 +18,10 @@ Routing (``route``; ``memory.archive.search.Searcher`` runs the steps):
 Natural-language questions: the word index stems English words (porter, migration m006), so
 terms are searched as typed; stop words and question words ("which", "kind", "nowadays")
 are dropped, a possessive is its name ("Tom's" → "Tom"). In the OR step, which bm25 ranks,
-names and numbers (``ParsedQuery.keys``) count twice, each pair of neighbouring terms adds a
-``NEAR`` boost, and a long plain word adds a prefix of its root for the forms porter does not
-join ("allergy" → ``allerg*`` finds "allergic"; never for short words: "show*" finds
-"shower").
+names and numbers (``ParsedQuery.keys``) count twice, and a long plain word adds a prefix of
+its root for the forms porter does not join ("allergy" → ``allerg*`` finds "allergic"; never
+for short words: "show*" finds "shower"). bm25 already ranks a message with more of the
+terms first; a NEAR boost of neighbouring terms was measured and changed nothing (bench/).
 """
 
 from __future__ import annotations
@@ -50,7 +50,6 @@ __all__ = [
 
 MAX_QUERY_CHARS = 400
 MAX_TERMS = 12
-NEAR_DISTANCE = 3
 
 _STOP_TEXT = """a about above after again against all am an and any are as at be because been before
     being below between both but by can could did do does doing down during each few for from
@@ -206,8 +205,6 @@ def fts_any(query: ParsedQuery) -> str | None:
         if root is not None:
             pieces.append(_quote(root) + "*")
     pieces += [_quote(p) + "*" for p in query.prefixes]
-    pairs = zip(query.terms, query.terms[1:], strict=False)
-    pieces += [f"NEAR({_quote(a)} {_quote(b)}, {NEAR_DISTANCE})" for a, b in pairs]
     return " OR ".join(pieces) or None
 
 
