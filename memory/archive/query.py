@@ -248,27 +248,29 @@ Step = Ranked | Substring
 _CJK_FUNCTION = """什么时候 为什么 怎么样 什么 哪里 哪儿 哪个 哪些 哪家 哪种 哪款 怎么 怎样 多少
     现在 如今 以前 之前 以后 之后 时候 是不是 有没有 一起 自己 我们 你们 他们 她们 哪 谁
     几 是 的 了 在 吗 呢 吧 啊 我 你 他 她 它 和 对 把 被 给 从 到 也 都 就 还 很 这 那 做 当"""
-_CJK_CUT = re.compile(
-    "|".join(sorted(_CJK_FUNCTION.split(), key=len, reverse=True))
-    + "|[\u3040-\u309f]+|[^\\w\u30fc]+"
+_KANA = re.compile("[\u3040-\u30ff]")
+_JA_CUT = re.compile("[\u3040-\u309f]+|[^\\w\u30fc]+")  # Japanese: at hiragana and punctuation
+_ZH_CUT = re.compile(  # Chinese: at its function words too
+    "|".join(sorted(_CJK_FUNCTION.split(), key=len, reverse=True)) + "|[^\\w]+"
 )
 _HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 MAX_CJK_PIECES = 5
 
 
 def cjk_pieces(query: ParsedQuery) -> list[str]:
-    """The content pieces of the CJK terms (see ``_CJK_CUT``), longest first, at most
+    """The content pieces of the CJK terms (``_JA_CUT``, ``_ZH_CUT``), longest first, at most
     ``MAX_CJK_PIECES``; the other terms as they are."""
     pieces: list[str] = []
     for term in query.all_terms():
         if not _CJK.search(term):
             pieces.append(term)
             continue
-        for piece in _CJK_CUT.split(term):
+        cut = (_JA_CUT if _KANA.search(term) else _ZH_CUT).split(term)
+        for piece in cut:
             if len(piece) >= 2:
                 pieces.append(piece)
-            if len(piece) >= 3 and _HAN.fullmatch(piece):
-                pieces += [piece[:2], piece[-2:]]
+            if len(cut) > 1 and len(piece) >= 3 and _HAN.fullmatch(piece):
+                pieces += [piece[:2], piece[-2:]]  # a question's piece, not a word typed alone
     unique = list(dict.fromkeys(pieces))
     return sorted(unique, key=len, reverse=True)[:MAX_CJK_PIECES]
 

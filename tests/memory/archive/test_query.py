@@ -216,6 +216,11 @@ def test_a_cjk_question_is_cut_into_its_content_pieces() -> None:
     assert cjk_pieces(parse_query("昨日はどこで寿司を食べましたか")) == ["昨日", "寿司"]
     # a piece of 3+ characters also by its first and last two ("新疆" of "新疆住")
     assert cjk_pieces(parse_query("李娜在新疆住在哪里？")) == ["新疆住", "李娜", "新疆", "疆住"]
+    # a word typed alone is not a question: no more pieces, no more steps
+    assert cjk_pieces(parse_query("软件工程师")) == ["软件工程师"]
+    assert route(parse_query("软件工程师")) == [Substring(("软件工程师",))]
+    # with kana it is Japanese: cut at hiragana only (都 is no particle there)
+    assert cjk_pieces(parse_query("東京都庁にいつ行った")) == ["東京都庁", "東京", "都庁"]
 
 
 async def test_a_cjk_question_finds_the_message_with_one_of_its_pieces(archive: Archive) -> None:
