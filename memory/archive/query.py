@@ -215,7 +215,8 @@ def trigram_terms(query: ParsedQuery) -> list[str]:
 
 
 def short_cjk_terms(query: ParsedQuery) -> list[str]:
-    return [t for t in query.all_terms() if len(t) < 3 and _CJK.search(t)]
+    terms = [t.replace("%", " ").replace("_", " ").strip() for t in query.all_terms()]
+    return [t for t in dict.fromkeys(terms) if len(t) < 3 and _CJK.search(t)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -259,9 +260,9 @@ MAX_CJK_PIECES = 5
 
 def cjk_pieces(query: ParsedQuery) -> list[str]:
     """The content pieces of the CJK terms (``_JA_CUT``, ``_ZH_CUT``), longest first, at most
-    ``MAX_CJK_PIECES``; the other terms as they are."""
+    ``MAX_CJK_PIECES``; the other terms as ``trigram_terms`` gives them."""
     pieces: list[str] = []
-    for term in query.all_terms():
+    for term in trigram_terms(query) + short_cjk_terms(query):  # no LIKE wildcards
         if not _CJK.search(term):
             pieces.append(term)
             continue
@@ -285,7 +286,7 @@ def route(query: ParsedQuery) -> list[Step]:
     if query.cjk:
         steps: list[Step] = [Substring(tuple(trigram_terms(query)), tuple(short_cjk_terms(query)))]
         pieces = cjk_pieces(query)
-        if pieces and set(pieces) != set(query.all_terms()):
+        if pieces and set(pieces) != set(trigram_terms(query) + short_cjk_terms(query)):
             steps.append(_substring(pieces))
             if len(pieces) > 1:
                 steps += [_substring([piece]) for piece in pieces]

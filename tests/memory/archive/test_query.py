@@ -124,6 +124,9 @@ _HOSTILE = st.one_of(
                 "%",
                 "_",
                 "東京",
+                "李娜对什么过敏？",
+                "a_b%c",
+                "東京都庁に",
                 "ｘ",
                 "\x00",
                 "\u202e",
@@ -160,6 +163,11 @@ def test_every_built_match_expression_is_valid_fts5(text: str) -> None:
     for term in trigram_terms(q):  # LIKE patterns: no wildcard of the person's own
         assert len(term) >= 3 and "%" not in term and "_" not in term
         db.execute("SELECT * FROM t WHERE search_text LIKE ?", (f"%{term}%",))
+    for step in route(q):  # the CJK pieces too: 3+ characters for the trigram index
+        if isinstance(step, Substring):
+            assert all(len(term) >= 3 for term in step.terms)
+            for term in step.terms + step.short:
+                assert term and "%" not in term and "_" not in term
 
 
 # -- routing --------------------------------------------------------------------------------
