@@ -26,8 +26,8 @@ participant no longer rewrites it (see bench/). Scope for substring search is th
 ``session_people`` join.
 
 m006 makes the word index ``porter unicode61 remove_diacritics 2`` (English words match by
-stem) and leaves the ``[YYYY-MM-DD HH:MM UTC]`` header line of user messages out of
-``search_text`` (``SEARCH_TEXT``), rebuilding both indexes.
+stem) and leaves the header line of user messages (``[YYYY-MM-DD HH:MM UTC · Name]``) out
+of ``search_text`` but for the speaker's name (``SEARCH_TEXT``), rebuilding both indexes.
 """
 
 from __future__ import annotations
@@ -242,14 +242,19 @@ M005_SPEAKER_INDEX = Migration(
 
 # A user message the agent wrote starts with the header line it gives the model,
 # ``[2026-11-30 09:30 UTC]`` or ``[2026-11-30 09:30 UTC · Name]`` (agent_core.agent): the
-# index leaves that line out, so its date and time tokens do not match every message of a
-# year, a day or an hour. The message's time is ``created_at``.
+# index leaves the date and time out, so their tokens do not match every message of a year, a
+# day or an hour (the message's time is ``created_at``), and keeps the speaker's name (groups:
+# "what did Tom say about…") as a line of its own.
 _HEADER = "'[[]2[0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9] UTC*'"
+_NL = "instr(content, char(10))"
+_DOT = "instr(content, ' · ')"
 SEARCH_TEXT = f"""CASE
     WHEN role = 'tool' THEN substr(content, 1, {TOOL_INDEX_CHARS})
-    WHEN role = 'user' AND content GLOB {_HEADER} AND instr(content, char(10)) > 0
-        AND instr(content, char(10)) <= 200
-        THEN substr(content, instr(content, char(10)) + 1)
+    WHEN role = 'user' AND content GLOB {_HEADER} AND {_NL} BETWEEN 2 AND 200 THEN
+        CASE WHEN {_DOT} BETWEEN 1 AND {_NL} - 4
+            THEN substr(content, {_DOT} + 3, {_NL} - {_DOT} - 4) || char(10)
+            ELSE '' END
+        || substr(content, {_NL} + 1)
     ELSE content END"""
 
 M006_PORTER = Migration(
