@@ -22,6 +22,8 @@ names and numbers (``ParsedQuery.keys``) count twice, and a long plain word adds
 its root for the forms porter does not join ("allergy" → ``allerg*`` finds "allergic"; never
 for short words: "show*" finds "shower"). bm25 already ranks a message with more of the
 terms first; a NEAR boost of neighbouring terms was measured and changed nothing (bench/).
+A month the question names ("in December 2024") is ``ParsedQuery.period``, for the search
+to restrict or boost by the messages' time; the words stay terms.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 __all__ = [
     "MAX_QUERY_CHARS",
@@ -84,6 +87,7 @@ class ParsedQuery:
     cjk: bool
     note: str | None = None
     keys: tuple[str, ...] = ()  # terms that are names or numbers: weighted in fts_any
+    period: tuple[float, float] | None = None  # a month the question names: [start, end)
 
     @property
     def empty(self) -> bool:
@@ -155,7 +159,42 @@ def parse_query(text: str) -> ParsedQuery:
         cjk,
         "; ".join(notes) or None,
         tuple(k for k in dict.fromkeys(keys) if k in terms),
+        question_period(text),
     )
+
+
+_MONTHS = (
+    *("january", "february", "march", "april", "may", "june"),
+    *("july", "august", "september", "october", "november", "december"),
+)
+_MONTH_YEAR = re.compile(
+    r"\b(" + "|".join(m[:3] + "(?:" + m[3:] + ")?" for m in _MONTHS) + r")\.?,?\s+((?:19|20)\d\d)\b"
+    r"|\b((?:19|20)\d\d)-(0[1-9]|1[0-2])\b"
+    r"|\b((?:19|20)\d\d)年(1[0-2]|0?[1-9])月",
+    re.IGNORECASE,
+)
+
+
+def question_period(text: str) -> tuple[float, float] | None:
+    """The month a question names ("in December 2024", "2024-12", "2024年12月") as UTC
+    timestamps [start, end), for a search to restrict or boost by ``created_at``; None when
+    it names none (or several)."""
+    found = {_month_of(m) for m in _MONTH_YEAR.finditer(text)}
+    if len(found) != 1:
+        return None
+    year, month = found.pop()
+    start = datetime(year, month, 1, tzinfo=UTC)
+    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+    return start.timestamp(), end.timestamp()
+
+
+def _month_of(match: re.Match[str]) -> tuple[int, int]:
+    name, year, iso_year, iso_month, cjk_year, cjk_month = match.groups()
+    if name is not None:
+        return int(year), [m[:3] for m in _MONTHS].index(name[:3].lower()) + 1
+    if iso_year is not None:
+        return int(iso_year), int(iso_month)
+    return int(cjk_year), int(cjk_month)
 
 
 def _is_key(term: str, *, first: bool) -> bool:
@@ -276,9 +315,12 @@ def cjk_pieces(query: ParsedQuery) -> list[str]:
     return sorted(unique, key=len, reverse=True)[:MAX_CJK_PIECES]
 
 
-def _substring(terms: list[str]) -> Substring:
-    long = tuple(t for t in terms if len(t) >= 3 or not _CJK.search(t))
-    return Substring(long, tuple(t for t in terms if t not in long))
+def _substring(terms: list[str]) -> Substring | None:
+    """Terms of 3+ characters through the trigram index, shorter CJK by the scan; a shorter
+    Latin piece (a cut can leave one) is left out."""
+    long = tuple(t for t in terms if len(t) >= 3)
+    short = tuple(t for t in terms if len(t) < 3 and _CJK.search(t))
+    return Substring(long, short) if long or short else None
 
 
 def route(query: ParsedQuery) -> list[Step]:
@@ -287,9 +329,10 @@ def route(query: ParsedQuery) -> list[Step]:
         steps: list[Step] = [Substring(tuple(trigram_terms(query)), tuple(short_cjk_terms(query)))]
         pieces = cjk_pieces(query)
         if pieces and set(pieces) != set(trigram_terms(query) + short_cjk_terms(query)):
-            steps.append(_substring(pieces))
+            more = [_substring(pieces)]
             if len(pieces) > 1:
-                steps += [_substring([piece]) for piece in pieces]
+                more += [_substring([piece]) for piece in pieces]
+            steps += [step for step in more if step is not None]
         return steps
     steps = [Ranked(expr) for expr in (fts_all(query), fts_any(query)) if expr]
     terms = trigram_terms(query)

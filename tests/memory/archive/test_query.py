@@ -4,6 +4,7 @@ it, and which index serves it."""
 from __future__ import annotations
 
 import sqlite3
+from datetime import UTC, datetime
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -237,3 +238,19 @@ async def test_a_cjk_question_finds_the_message_with_one_of_its_pieces(archive: 
     await say(archive, "s1", "p1", "今天天气很好。")  # 3, 4
     hits, _ = await Searcher(archive).find("李娜对什么过敏？", viewer="p1")
     assert [h.message_id for h in hits] == [1]
+
+
+def test_a_named_month_is_the_questions_period() -> None:
+    dec_2024 = (
+        datetime(2024, 12, 1, tzinfo=UTC).timestamp(),
+        datetime(2025, 1, 1, tzinfo=UTC).timestamp(),
+    )
+    for text in (
+        "Where was Maya travelling in December 2024?",
+        "what did we deploy in dec. 2024",
+        "the 2024-12 release",
+        "2024年12月李娜在哪里旅行？",
+    ):
+        assert parse_query(text).period == dec_2024, text
+    for text in ("may I ask about 2024", "in May 2024 and June 2024", "December"):
+        assert parse_query(text).period is None, text
