@@ -24,6 +24,10 @@ LIKE (which SQLite re-checks, so results stay exact) and never ranked; without p
 without the scope column it is about half the size and much cheaper to write, and a new
 participant no longer rewrites it (see bench/). Scope for substring search is the
 ``session_people`` join.
+
+m006 makes the word index ``porter unicode61 remove_diacritics 2`` (English words match by
+stem) and leaves the header line of user messages (``[YYYY-MM-DD HH:MM UTC · Name]``) out
+of ``search_text`` but for the speaker's name (``SEARCH_TEXT``), rebuilding both indexes.
 """
 
 from __future__ import annotations
@@ -236,12 +240,56 @@ M005_SPEAKER_INDEX = Migration(
     ),
 )
 
+# A user message the agent wrote starts with the header line it gives the model,
+# ``[2026-11-30 09:30 UTC]`` or ``[2026-11-30 09:30 UTC · Name]`` (agent_core.agent): the
+# index leaves the date and time out, so their tokens do not match every message of a year, a
+# day or an hour (the message's time is ``created_at``), and keeps the speaker's name (groups:
+# "what did Tom say about…") as a line of its own.
+_HEADER = "'[[]2[0-9][0-9][0-9]-[0-9][0-9]-[0-9][0-9] [0-9][0-9]:[0-9][0-9] UTC*'"
+_NL = "instr(content, char(10))"
+_DOT = "instr(content, ' · ')"
+SEARCH_TEXT = f"""CASE
+    WHEN role = 'tool' THEN substr(content, 1, {TOOL_INDEX_CHARS})
+    WHEN role = 'user' AND content GLOB {_HEADER} AND {_NL} BETWEEN 2 AND 200 THEN
+        CASE WHEN {_DOT} BETWEEN 1 AND {_NL} - 4
+            THEN substr(content, {_DOT} + 3, {_NL} - {_DOT} - 4) || char(10)
+            ELSE '' END
+        || substr(content, {_NL} + 1)
+    ELSE content END"""
+
+M006_PORTER = Migration(
+    "m006_porter_words_without_header",
+    # English words are indexed by their Porter stem ("injured" finds "injury" and
+    # "injuries"; diacritics and CJK tokens as before, the stemmer passes them through), and
+    # search_text leaves out the user message's header line. Both indexes read search_text,
+    # so both are rebuilt: an external-content index must be told exactly the text it holds.
+    (
+        "DROP TRIGGER messages_ai",
+        "DROP TRIGGER messages_ad",
+        "DROP TRIGGER messages_au_words",
+        "DROP TRIGGER messages_au_trigram",
+        "DROP TABLE messages_fts",
+        "DROP TABLE messages_trigram",
+        "ALTER TABLE messages DROP COLUMN search_text",  # virtual: no row is rewritten
+        f"ALTER TABLE messages ADD COLUMN search_text TEXT GENERATED ALWAYS AS ({SEARCH_TEXT})"
+        " VIRTUAL",
+        *_fts("messages_fts", "porter unicode61 remove_diacritics 2"),
+        """CREATE VIRTUAL TABLE messages_trigram USING fts5(
+            search_text, content='messages', content_rowid='id',
+            tokenize='trigram', detail='none')""",
+        *_m002_triggers(),
+        "INSERT INTO messages_fts(messages_fts) VALUES ('rebuild')",
+        "INSERT INTO messages_trigram(messages_trigram) VALUES ('rebuild')",
+    ),
+)
+
 MIGRATIONS: tuple[Migration, ...] = (
     M001_INITIAL,
     M002_TRIGRAM_DETAIL_NONE,
     M003_FROZEN_PROMPT,
     M004_DELIVERY,
     M005_SPEAKER_INDEX,
+    M006_PORTER,
 )
 
 

@@ -8,10 +8,22 @@ and caps the length; the MATCH strings are then built by this module alone.
 Routing (``route``; ``memory.archive.search.Searcher`` runs the steps):
 
 * text with CJK characters → the trigram index (LIKE, exact) for terms of 3+ characters,
-  and a LIKE scan bounded to the most recent visible messages for shorter ones;
+  and a LIKE scan bounded to the most recent visible messages for shorter ones; a question
+  written without spaces is then also searched by its content pieces (``cjk_pieces``): all
+  of them, then each on its own;
 * other text → the word index: all terms (AND), then — when that finds fewer than asked —
-  any term with light suffix stripping (OR, prefix), then the trigram index (substrings)
-  when the words found nothing.
+  any term (OR, ``fts_any``), then the trigram index (substrings) when the words found
+  nothing.
+
+Natural-language questions: the word index stems English words (porter, migration m006), so
+terms are searched as typed; stop words and question words ("which", "kind", "nowadays")
+are dropped, a possessive is its name ("Tom's" → "Tom"). In the OR step, which bm25 ranks,
+names and numbers (``ParsedQuery.keys``) count twice, and a long plain word adds a prefix of
+its root for the forms porter does not join ("allergy" → ``allerg*`` finds "allergic"; never
+for short words: "show*" finds "shower"). bm25 already ranks a message with more of the
+terms first; a NEAR boost of neighbouring terms was measured and changed nothing (bench/).
+A month the question names ("in December 2024") is ``ParsedQuery.period``, for the search
+to restrict or boost by the messages' time; the words stay terms.
 """
 
 from __future__ import annotations
@@ -19,15 +31,18 @@ from __future__ import annotations
 import re
 import unicodedata
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 __all__ = [
     "MAX_QUERY_CHARS",
     "MAX_TERMS",
+    "QUESTION_WORDS",
     "STOP_WORDS",
     "ParsedQuery",
     "Ranked",
     "Step",
     "Substring",
+    "cjk_pieces",
     "fts_all",
     "fts_any",
     "parse_query",
@@ -49,13 +64,19 @@ _STOP_TEXT = """a about above after again against all am an and any are as at be
     did didn't don't i'm i've we're you're it's tell remember said say says told ask asked
     please know think mention mentioned talk talked"""
 STOP_WORDS = frozenset(_STOP_TEXT.split())
+# Words that shape a natural-language question but name nothing the answer says: dropped
+# like stop words (kept apart from STOP_WORDS, which the archive benchmark's vocabulary uses).
+_QUESTION_TEXT = """whose which what's where's who's how's when's kind type sort
+    name named nowadays currently lately recently these days ever still also anything
+    something thing things get got getting happen happened actually really"""
+QUESTION_WORDS = frozenset(_QUESTION_TEXT.split())
 _OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
 _CJK = re.compile(
     "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\u3130-\u318f\uff66-\uff9f]"
 )
 _TERM_EDGE = re.compile(r"^[^\w]+|[^\w*]+$")
 _INNER_OK = re.compile(r"^[\w][\w.\-_/@:+#']*$")
-_SUFFIXES = ("ingly", "ings", "ing", "edly", "ed", "es", "s", "ly")
+_POSSESSIVE = re.compile(r"(?<=\w)'s?$", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +86,8 @@ class ParsedQuery:
     prefixes: tuple[str, ...]  # words the person ended with '*'
     cjk: bool
     note: str | None = None
+    keys: tuple[str, ...] = ()  # terms that are names or numbers: weighted in fts_any
+    period: tuple[float, float] | None = None  # a month the question names: [start, end)
 
     @property
     def empty(self) -> bool:
@@ -75,7 +98,7 @@ class ParsedQuery:
 
 
 def _clean(text: str) -> str:
-    text = unicodedata.normalize("NFKC", text)
+    text = unicodedata.normalize("NFKC", text).replace("\u2019", "'")
     return "".join(" " if unicodedata.category(c)[0] == "C" else c for c in text)
 
 
@@ -101,7 +124,8 @@ def parse_query(text: str) -> ParsedQuery:
             words.extend(part.split())
     terms: list[str] = []
     prefixes: list[str] = []
-    for raw in words:
+    keys: list[str] = []
+    for position, raw in enumerate(words):
         if raw in _OPERATORS:
             continue
         if raw.upper().startswith("NEAR("):
@@ -112,10 +136,13 @@ def parse_query(text: str) -> ParsedQuery:
             piece = chunk.strip("*^:")
             if piece and not _INNER_OK.match(piece):
                 piece = re.sub(r"[^\w.\-_/@:+#']", " ", piece).strip()
+            piece = _POSSESSIVE.sub("", piece)
             if not piece or not any(c.isalnum() for c in piece):
                 continue
             (prefixes if prefix else terms).append(piece)
-    meaningful = [t for t in terms if t.lower() not in STOP_WORDS]
+            if not prefix and _is_key(piece, first=position == 0):
+                keys.append(piece)
+    meaningful = [t for t in terms if t.lower() not in STOP_WORDS | QUESTION_WORDS]
     if meaningful or phrases or prefixes:
         terms = meaningful
     if len(phrases) + len(terms) + len(prefixes) > MAX_TERMS:
@@ -131,19 +158,72 @@ def parse_query(text: str) -> ParsedQuery:
         tuple(dict.fromkeys(prefixes)),
         cjk,
         "; ".join(notes) or None,
+        tuple(k for k in dict.fromkeys(keys) if k in terms),
+        question_period(text),
     )
+
+
+_MONTHS = (
+    *("january", "february", "march", "april", "may", "june"),
+    *("july", "august", "september", "october", "november", "december"),
+)
+_MONTH_YEAR = re.compile(
+    r"\b(" + "|".join(m[:3] + "(?:" + m[3:] + ")?" for m in _MONTHS) + r")\.?,?\s+((?:19|20)\d\d)\b"
+    r"|\b((?:19|20)\d\d)-(0[1-9]|1[0-2])\b"
+    r"|\b((?:19|20)\d\d)年(1[0-2]|0?[1-9])月",
+    re.IGNORECASE,
+)
+
+
+def question_period(text: str) -> tuple[float, float] | None:
+    """The month a question names ("in December 2024", "2024-12", "2024年12月") as UTC
+    timestamps [start, end), for a search to restrict or boost by ``created_at``; None when
+    it names none (or several)."""
+    found = {_month_of(m) for m in _MONTH_YEAR.finditer(text)}
+    if len(found) != 1:
+        return None
+    year, month = found.pop()
+    start = datetime(year, month, 1, tzinfo=UTC)
+    end = datetime(year + month // 12, month % 12 + 1, 1, tzinfo=UTC)
+    return start.timestamp(), end.timestamp()
+
+
+def _month_of(match: re.Match[str]) -> tuple[int, int]:
+    name, year, iso_year, iso_month, cjk_year, cjk_month = match.groups()
+    if name is not None:
+        return int(year), [m[:3] for m in _MONTHS].index(name[:3].lower()) + 1
+    if iso_year is not None:
+        return int(iso_year), int(iso_month)
+    return int(cjk_year), int(cjk_month)
+
+
+def _is_key(term: str, *, first: bool) -> bool:
+    """A name (capitalised, not only because it starts the question) or a number."""
+    if any(c.isdigit() for c in term):
+        return True
+    return not first and term[:1].isupper() and term.lower() not in STOP_WORDS
 
 
 def _quote(term: str) -> str:
     return '"' + term.replace('"', " ") + '"'
 
 
-def _stem(term: str) -> str:
-    lower = term.lower()
+_SUFFIXES = ("ingly", "ings", "ing", "edly", "ed", "es", "s", "ly")
+
+
+def _root(term: str) -> str | None:
+    """What a long word's forms begin with, where porter's stems differ ("allergy",
+    "allergic": "allerg"; "injury", "injured": "injur"); None for short words, names, numbers
+    and code, which a prefix would make noisy ("show*" finds "shower")."""
+    if not (term.isalpha() and term.islower() and len(term) >= 6):
+        return None
+    root = term
     for suffix in _SUFFIXES:
-        if lower.endswith(suffix) and len(lower) - len(suffix) >= 4:
-            return term[: len(term) - len(suffix)]
-    return term
+        if root.endswith(suffix):
+            root = root[: -len(suffix)]
+            break
+    root = root.rstrip("aeiouy")
+    return root if len(root) >= 5 else None
 
 
 def fts_all(query: ParsedQuery) -> str | None:
@@ -154,19 +234,17 @@ def fts_all(query: ParsedQuery) -> str | None:
 
 
 def fts_any(query: ParsedQuery) -> str | None:
-    """Any term (recall over precision). A plain word of 4+ letters is reduced to a rough
-    stem and prefix-matched ("deploying" finds "deployed"); anything else — code-like terms,
-    short words — stays exact, because a prefix of a short token ("my-app.config.t*") makes
-    FTS5 merge the doclists of every token it starts."""
+    """Any term (recall over precision), for bm25 to rank: a message with more of the terms,
+    rarer ones, scores higher. The index stems English words (porter), so "deploying" finds
+    "deployed" without a prefix; a name or a number (``keys``) counts twice."""
     pieces = [_quote(p) for p in query.phrases]
     for term in query.terms:
-        stem = _stem(term)
-        if stem.isalpha() and len(stem) >= 4:
-            pieces.append(_quote(stem) + "*")
-        else:
-            pieces.append(_quote(term))
+        pieces += [_quote(term)] * (2 if term in query.keys else 1)
+        root = _root(term)
+        if root is not None:
+            pieces.append(_quote(root) + "*")
     pieces += [_quote(p) + "*" for p in query.prefixes]
-    return " OR ".join(dict.fromkeys(pieces)) or None
+    return " OR ".join(pieces) or None
 
 
 def trigram_terms(query: ParsedQuery) -> list[str]:
@@ -176,7 +254,8 @@ def trigram_terms(query: ParsedQuery) -> list[str]:
 
 
 def short_cjk_terms(query: ParsedQuery) -> list[str]:
-    return [t for t in query.all_terms() if len(t) < 3 and _CJK.search(t)]
+    terms = [t.replace("%", " ").replace("_", " ").strip() for t in query.all_terms()]
+    return [t for t in dict.fromkeys(terms) if len(t) < 3 and _CJK.search(t)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,11 +279,62 @@ class Substring:
 Step = Ranked | Substring
 
 
+# Chinese and Japanese are written without spaces, so a question is one "term" that no
+# message contains. It is cut where a question word, a particle or a pronoun stands (common
+# Chinese ones; runs of hiragana, which in Japanese are mostly particles and endings) and
+# the content pieces of 2+ characters are searched: all of them, then each on its own. Most
+# Chinese words are two characters, so a piece of 3+ Han characters also gives its first
+# and last two.
+_CJK_FUNCTION = """什么时候 为什么 怎么样 什么 哪里 哪儿 哪个 哪些 哪家 哪种 哪款 怎么 怎样 多少
+    现在 如今 以前 之前 以后 之后 时候 是不是 有没有 一起 自己 我们 你们 他们 她们 哪 谁
+    几 是 的 了 在 吗 呢 吧 啊 我 你 他 她 它 和 对 把 被 给 从 到 也 都 就 还 很 这 那 做 当"""
+_KANA = re.compile("[\u3040-\u30ff]")
+_JA_CUT = re.compile("[\u3040-\u309f]+|[^\\w\u30fc]+")  # Japanese: at hiragana and punctuation
+_ZH_CUT = re.compile(  # Chinese: at its function words too
+    "|".join(sorted(_CJK_FUNCTION.split(), key=len, reverse=True)) + "|[^\\w]+"
+)
+_HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
+MAX_CJK_PIECES = 5
+
+
+def cjk_pieces(query: ParsedQuery) -> list[str]:
+    """The content pieces of the CJK terms (``_JA_CUT``, ``_ZH_CUT``), longest first, at most
+    ``MAX_CJK_PIECES``; the other terms as ``trigram_terms`` gives them."""
+    pieces: list[str] = []
+    for term in trigram_terms(query) + short_cjk_terms(query):  # no LIKE wildcards
+        if not _CJK.search(term):
+            pieces.append(term)
+            continue
+        cut = (_JA_CUT if _KANA.search(term) else _ZH_CUT).split(term)
+        for piece in cut:
+            if len(piece) >= 2:
+                pieces.append(piece)
+            if len(cut) > 1 and len(piece) >= 3 and _HAN.fullmatch(piece):
+                pieces += [piece[:2], piece[-2:]]  # a question's piece, not a word typed alone
+    unique = list(dict.fromkeys(pieces))
+    return sorted(unique, key=len, reverse=True)[:MAX_CJK_PIECES]
+
+
+def _substring(terms: list[str]) -> Substring | None:
+    """Terms of 3+ characters through the trigram index, shorter CJK by the scan; a shorter
+    Latin piece (a cut can leave one) is left out."""
+    long = tuple(t for t in terms if len(t) >= 3)
+    short = tuple(t for t in terms if len(t) < 3 and _CJK.search(t))
+    return Substring(long, short) if long or short else None
+
+
 def route(query: ParsedQuery) -> list[Step]:
     """The searches that serve ``query``, in order (the module doc says why)."""
     if query.cjk:
-        return [Substring(tuple(trigram_terms(query)), tuple(short_cjk_terms(query)))]
-    steps: list[Step] = [Ranked(expr) for expr in (fts_all(query), fts_any(query)) if expr]
+        steps: list[Step] = [Substring(tuple(trigram_terms(query)), tuple(short_cjk_terms(query)))]
+        pieces = cjk_pieces(query)
+        if pieces and set(pieces) != set(trigram_terms(query) + short_cjk_terms(query)):
+            more = [_substring(pieces)]
+            if len(pieces) > 1:
+                more += [_substring([piece]) for piece in pieces]
+            steps += [step for step in more if step is not None]
+        return steps
+    steps = [Ranked(expr) for expr in (fts_all(query), fts_any(query)) if expr]
     terms = trigram_terms(query)
     if terms:
         steps.append(Substring(tuple(terms), fallback=True))
