@@ -44,7 +44,7 @@ PREVIEW_CHARS = 200
 #: that the default call (3 sessions x 3 matches) stays under about 4,000 characters of JSON
 #: on chat-length messages and 5,000 when every message is long (bench-recall measures it);
 #: ``scroll`` reads the whole messages.
-MATCH_CHARS, NEIGHBOUR_CHARS, TITLE_CHARS = 200, 90, 60
+MATCH_CHARS, NEIGHBOUR_CHARS, TITLE_CHARS = 200, 80, 60
 DEFAULT_LIMIT, MAX_LIMIT = 3, 10
 BROWSE_LIMIT = 10
 DEFAULT_WINDOW, MAX_WINDOW = 5, 20

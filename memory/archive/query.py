@@ -260,9 +260,11 @@ def short_cjk_terms(query: ParsedQuery) -> list[str]:
 
 @dataclass(frozen=True, slots=True)
 class Ranked:
-    """Search the word index with ``expr`` (an FTS5 expression built here), bm25-ranked."""
+    """Search the word index with ``expr`` (an FTS5 expression built here), bm25-ranked;
+    ``period``: only messages written in that span of time, [start, end)."""
 
     expr: str
+    period: tuple[float, float] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -335,6 +337,9 @@ def route(query: ParsedQuery) -> list[Step]:
             steps += [step for step in more if step is not None]
         return steps
     steps = [Ranked(expr) for expr in (fts_all(query), fts_any(query)) if expr]
+    widest = fts_any(query)
+    if query.period is not None and widest:  # the month the question names, first
+        steps.insert(0, Ranked(widest, query.period))
     terms = trigram_terms(query)
     if terms:
         steps.append(Substring(tuple(terms), fallback=True))

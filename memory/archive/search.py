@@ -215,7 +215,7 @@ class Searcher:
         for step in route(query):
             if isinstance(step, Ranked):
                 found = await self._ranked(
-                    step.expr, scope, viewer=viewer, wanted=wanted, sort=sort
+                    step.expr, scope, viewer=viewer, wanted=wanted, sort=sort, period=step.period
                 )
             elif step.fallback and groups:
                 break  # the Latin substring search only runs when words found nothing
@@ -373,14 +373,23 @@ class Searcher:
         viewer: str | None,
         wanted: int,
         sort: Sort,
+        period: tuple[float, float] | None = None,
     ) -> list[Hit]:
-        """The word index, bm25-ranked (or by time), scope matched inside the index."""
+        """The word index, bm25-ranked (or by time; equal scores: the newer first), scope
+        matched inside the index; ``period``: only messages written then."""
         match = f"search_text : ({expr})"
         if viewer is not None:
             match = f'scope : "{scope_token(viewer)}" AND {match}'
         where, params = scope[0], dict(scope[1])
         params.update(match=match, wanted=wanted)
-        order = {"relevance": "score", "newest": "m.created_at DESC", "oldest": "m.created_at ASC"}
+        if period is not None:
+            where += " AND m.created_at >= :since AND m.created_at < :until"
+            params.update(since=period[0], until=period[1])
+        order = {
+            "relevance": "score, m.created_at DESC",
+            "newest": "m.created_at DESC",
+            "oldest": "m.created_at ASC",
+        }
         sql = (
             "SELECT m.id, m.session_id, s.root_id, bm25(messages_fts, 1.0, 0.0) AS score,"
             " snippet(messages_fts, 0, '[', ']', '…', 16)"

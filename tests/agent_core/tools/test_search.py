@@ -160,7 +160,7 @@ async def test_long_messages_are_excerpts_around_the_words(archive: Archive) -> 
     match = result["results"][0]["matches"][0]
     assert "albatross" in match["content"] and len(match["content"]) <= 202
     assert match["content"].startswith("…") and match["content"].endswith("…")
-    assert len(match["after"]["content"]) <= 92
+    assert len(match["after"]["content"]) <= 82
     scrolled = await SearchTool(archive).call(
         {"session_id": "s1", "around_message_id": match["id"], "window": 1}, viewer="p1"
     )

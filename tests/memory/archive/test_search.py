@@ -6,6 +6,8 @@ The tool's JSON built from these reads: tests/agent_core/tools/test_search.py.
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
+
 import pytest
 
 from memory.archive.database import Archive, NewMessage
@@ -226,3 +228,19 @@ async def test_browse_lists_recent_sessions_with_their_first_message(history: Ar
     assert listed[1].first.content == "note 0 about the lighthouse"
     others = await Searcher(history).browse(10, viewer="telegram-1", exclude_session="empty")
     assert [item.session.id for item in others] == ["mine"]
+
+
+async def test_a_month_the_question_names_comes_first(archive: Archive) -> None:
+    """'in December 2024': the messages written that month are searched first, merged ahead
+    of the rest (the stored text holds no date: the header line is not indexed)."""
+    december = datetime(2024, 12, 10, 12, tzinfo=UTC).timestamp()
+    june = datetime(2025, 6, 3, 12, tzinfo=UTC).timestamp()
+    await make_session(archive, "winter", "p1")
+    await say(archive, "winter", "p1", "a quick trip to Lisbon", at=december)
+    await make_session(archive, "summer", "p1")
+    await say(archive, "summer", "p1", "trip trip trip: Lisbon again, the Lisbon trip", at=june)
+    searcher = Searcher(archive)
+    dated = await searcher.discover("where did my trip go in December 2024?", viewer="p1")
+    assert [r.session.id for r in dated.results] == ["winter", "summer"]
+    undated = await searcher.discover("where did my trip go?", viewer="p1")
+    assert undated.results[0].session.id == "summer"  # bm25 alone prefers the other
