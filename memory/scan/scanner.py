@@ -57,7 +57,7 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from memory.scan.chain import Run
+from memory.scan.chain_run import Run
 from memory.scan.patterns import RULES
 from memory.scan.prefilter import Finder, fold, folds_exactly
 from memory.scan.readings import DECODE_CAP, flatten, normalise, readings

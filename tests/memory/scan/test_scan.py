@@ -524,6 +524,7 @@ def test_the_nesting_check_catches_a_catastrophic_pattern() -> None:
 # -- gap chains: an alternative with gaps run part by part finds what its regex finds ------
 
 scan_chain = sys.modules["memory.scan.chain"]
+chain_run = sys.modules["memory.scan.chain_run"]
 
 
 def test_a_part_ends_in_one_place_only_when_the_language_says_so() -> None:
@@ -579,7 +580,7 @@ def test_a_chain_finds_the_leftmost_match_its_regex_finds() -> None:
     for text in _chain_texts():
         for reading in scan_readings.readings(text):
             for alt in _chained():
-                run = scan_chain.Run(alt.chain, reading, lambda _: None)
+                run = chain_run.Run(alt.chain, reading, lambda _: None)
                 found = alt.regex.search(reading)
                 place = run.first(0, len(reading))
                 assert place == (None if found is None else found.start()), alt.regex.pattern
@@ -601,7 +602,7 @@ def test_a_chain_tries_every_end_of_a_part_that_has_several(source: str, text: s
     chain = scan_chain.split(source, flags)
     assert chain is not None and not all(part.unique for part in chain.parts[:-1])
     found = re.compile(source, flags).search(text)
-    place = scan_chain.Run(chain, text, lambda _: None).first(0, len(text))
+    place = chain_run.Run(chain, text, lambda _: None).first(0, len(text))
     assert place == (None if found is None else found.start())
 
 

@@ -1,0 +1,322 @@
+"""Running a gap chain (``memory.scan.chain``) over one text: the leftmost place the whole
+chain matches in a stretch, each part's regex reading each place of the text about once.
+
+``Run(chain, text, spend).first(start, limit)`` answers what ``regex.search`` would, from
+``start`` up to ``limit``. Each part is a ``_Level`` that remembers where the rest of the
+chain matches from it on (so questions from left to right read nothing twice); a last part
+that is one group of alternatives is a ``_Union`` of them, and a long middle part searched
+alternative by alternative is a ``_Branch``. ``spend`` is told the regex work done, in
+characters read (the scanner's budget).
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from collections.abc import Callable
+
+from memory.scan.chain import Chain, Part
+from memory.scan.prefilter import fold, folds_exactly
+
+__all__ = ["Run"]
+
+
+class Run:
+    """One chain over one text: ``first(start, limit)`` is the leftmost place in
+    ``[start, limit]`` where the whole chain matches (what ``regex.search`` would find), or
+    None. ``spend`` is told the regex work done, in characters read."""
+
+    def __init__(
+        self, chain: Chain, text: str, spend: Callable[[int], None], folded: str | None = None
+    ) -> None:
+        folded = fold(text) if folded is None else folded
+        exact = folds_exactly(text)  # parts with a folded form may read the folded text
+        following: _Level | _Union | None = None
+        for index in range(len(chain.parts) - 1, -1, -1):
+            gap = chain.gaps[index] if index < len(chain.gaps) else 0
+            branches = chain.branches[index] if chain.branches else ()
+            part = chain.parts[index]
+            if branches and all(branch.scout for branch in branches):
+                # One level, its part searched for alternative by alternative (see Chain).
+                following = _Level(
+                    part, gap, following, text, folded, spend, exact=exact, branches=branches
+                )
+            elif branches and index == len(chain.parts) - 1:
+                following = _Union(
+                    [_Level(p, gap, None, text, folded, spend, exact=exact) for p in branches]
+                )
+            else:
+                following = _Level(part, gap, following, text, folded, spend, exact=exact)
+        assert following is not None
+        self.head = following
+
+    def first(self, start: int, limit: int) -> int | None:
+        return self.head.first(start, limit)
+
+
+class _Union:
+    """The last part as its alternatives: the leftmost place any of them matches."""
+
+    __slots__ = ("levels",)
+
+    def __init__(self, levels: list[_Level]) -> None:
+        self.levels = levels
+
+    def first(self, start: int, limit: int) -> int | None:
+        best: int | None = None
+        for level in self.levels:
+            place = level.first(start, limit if best is None else best - 1)
+            if place is not None:
+                best = place
+        return best
+
+
+class _Branch:
+    """One alternative of a long middle part: its regex, and where its scout strings are."""
+
+    __slots__ = ("clean", "folded", "most", "next", "reach", "read", "scouted", "search", "span")
+
+    def __init__(self, part: Part, text: str, folded: str, *, exact: bool) -> None:
+        fast = part.on_folded and exact
+        self.search = part.fast.search if fast else part.regex.search
+        self.read = folded if fast else text
+        self.most, self.reach = part.most, part.reach
+        self.folded = folded
+        self.scouted = dict.fromkeys(part.scout, (0, -1))
+        self.span = (0, -1)  # the last answer: no scout string in [after, first)
+        # What was found last: no match starts in [clean[0], clean[1]), and ``next`` is the
+        # match starting at clean[1] (None: not known).
+        self.clean = (0, -1)
+        self.next: re.Match[str] | None = None
+
+    def first(self, low: int, high: int, read_to: int) -> re.Match[str] | None:
+        """The leftmost match starting in ``[low, high]``, or None; ``read_to`` is at least
+        the part's reach past ``high`` (so such a match is whole)."""
+        after, upto = self.clean
+        if after <= low <= upto:
+            if upto > high:
+                return None
+            if self.next is not None:
+                return self.next
+            low = upto
+        else:
+            after = low
+        found = self.search(self.read, low, read_to)
+        # A search tries every start up to ``read_to``; those a reach before it are judged
+        # as on the whole text, so what it found about them is kept (read once, not again).
+        sure = max(high, read_to - self.reach)
+        if found is not None and found.start() <= sure:
+            self.clean, self.next = (after, found.start()), found
+            return found if found.start() <= high else None
+        self.clean, self.next = (after, sure + 1), None
+        return None
+
+    def scout(self, position: int) -> int:
+        """The first place at or after ``position`` where a scout string occurs (the text's
+        length when none does)."""
+        after, first = self.span
+        if after <= position <= first:
+            return first
+        folded, scouted = self.folded, self.scouted
+        first = len(folded)
+        for string, (after, known) in scouted.items():
+            place = known
+            if not after <= position <= known:
+                found = folded.find(string, position)
+                place = len(folded) if found < 0 else found
+                scouted[string] = (position, place)
+            first = min(first, place)
+        self.span = (position, first)
+        return first
+
+
+class _Level:
+    """Where the chain from one part on matches. Every such place found so far is kept, for
+    one stretch of text read in full (``[low, high)``), so a question about a place in that
+    stretch reads nothing again; questions come mostly from left to right."""
+
+    __slots__ = (
+        "branches",
+        "folded",
+        "following",
+        "gap",
+        "high",
+        "low",
+        "part",
+        "places",
+        "read",
+        "scout_span",
+        "scouted",
+        "search",
+        "spend",
+        "text",
+    )
+
+    def __init__(  # noqa: PLR0917 - one level of a chain is built in one place
+        self,
+        part: Part,
+        gap: int,
+        following: _Level | _Union | None,
+        text: str,
+        folded: str,
+        spend: Callable[[int], None],
+        *,
+        exact: bool,
+        branches: tuple[Part, ...] = (),
+    ) -> None:
+        self.part, self.gap, self.following = part, gap, following
+        self.text, self.folded, self.spend = text, folded, spend
+        # The part's regex and the text it reads (the folded text, when it has a folded form).
+        fast = part.on_folded and exact
+        self.search = part.fast.search if fast else part.regex.search
+        self.read = folded if fast else text
+        # The part's alternatives, each searched for near its own scout strings (see Chain).
+        self.branches = [
+            _Branch(branch, text, folded, exact=exact) for branch in branches if branch.scout
+        ]
+        if len(self.branches) < len(branches):
+            self.branches = []  # one has no scout: the part is searched as one regex
+        self.low = self.high = 0
+        self.places: list[int] = []
+        # Each scout string's next place as last found: none in [after, place).
+        self.scouted = dict.fromkeys(part.scout, (0, -1))
+        self.scout_span = (0, -1)  # the last answer: no scout string in [after, first)
+
+    def _scout(self, position: int) -> int:
+        """The first place at or after ``position`` where a scout string occurs (the text's
+        length when none does)."""
+        after, first = self.scout_span  # none of them in [after, first)
+        if after <= position <= first:
+            return first
+        folded, scouted = self.folded, self.scouted
+        first = len(folded)
+        for string, (after, known) in scouted.items():
+            place = known
+            if not after <= position <= known:
+                found = folded.find(string, position)
+                place = len(folded) if found < 0 else found
+                scouted[string] = (position, place)
+            first = min(first, place)
+        self.scout_span = (position, first)
+        return first
+
+    def first(self, start: int, limit: int) -> int | None:
+        """The leftmost place in ``[start, limit]`` where the chain from here matches."""
+        if start > self.high or self.low == self.high:
+            self.low = self.high = start
+            self.places = []
+        elif start < self.low:
+            earlier: list[int] = []
+            position = start
+            while position < self.low:
+                place, position = self._next(position, self.low - 1, ahead=False)
+                if place is None:
+                    break
+                earlier.append(place)
+                position = place + 1
+            self.places[:0] = earlier
+            self.low = start
+        places = self.places
+        at = bisect.bisect_left(places, start)
+        if at == len(places):
+            if self.high > limit:
+                return None
+            place, self.high = self._next(self.high, limit, ahead=True)
+            if place is None:
+                return None
+            places.append(place)
+        return places[at] if places[at] <= limit else None
+
+    def _next(self, position: int, limit: int, *, ahead: bool) -> tuple[int | None, int]:
+        """Read on from ``position``: the first place up to ``limit`` (or, ``ahead``, a bit
+        further: a search tries every start up to where it is cut off, so as not to waste
+        that) where the chain from here matches, and how far the text has been read: up to
+        that place, or past ``limit`` without one."""
+        part, text = self.part, self.text
+        size = len(text)
+        if ahead:
+            limit = max(limit, position + 4 * part.reach)
+        limit = min(limit, size)
+        while position <= limit:
+            last = limit
+            if self.following is not None:  # leapfrog: the rest first (it may be rarer)
+                place = self.following.first(position + part.least, limit + part.most + self.gap)
+                if place is None:
+                    break
+                position = max(position, place - self.gap - part.most)
+                if position > limit:
+                    break
+            if self.scouted:  # a match holds a scout string: none, no match; far, skip
+                scout = self._scout(position)
+                if scout - part.most > limit:
+                    break
+                position = max(position, scout - part.most)
+                last = min(limit, max(scout, position) + 4 * part.reach)
+            read_to = min(size, last + part.reach)
+            if self.branches:
+                match = self._leftmost(position, last, read_to)
+            else:
+                match = self.search(self.read, position, read_to)
+            self.spend((read_to if match is None else match.start()) - position + part.reach)
+            if match is None or match.start() > last:
+                position = last + 1
+                continue
+            begin = match.start()
+            if self.following is None:
+                return begin, begin + 1
+            # Leapfrog: where is the first place the rest of the chain could be reached at?
+            # A start before ``nearest`` ends too early to reach it; none, and no start can.
+            place = self.following.first(begin + part.least, limit + part.most + self.gap)
+            if place is None:
+                break
+            if (nearest := place - self.gap - part.most) > begin:
+                position = nearest
+                continue
+            if self._goes_on(begin, match.end()):
+                return begin, begin + 1
+            position = begin + 1
+        return None, limit + 1
+
+    def _leftmost(self, position: int, last: int, read_to: int) -> re.Match[str] | None:
+        """What ``search(read, position, read_to)`` finds with a start up to ``last`` (or a
+        match starting past ``last``, or None): the leftmost match of any alternative."""
+        best: re.Match[str] | None = None
+        for branch in self.branches:
+            low = max(position, branch.scout(position) - branch.most)
+            high = last if best is None else best.start() - 1
+            if low <= high and (found := branch.first(low, high, read_to)) is not None:
+                best = found
+        return best
+
+    def _reaches(self, end: int) -> bool:
+        """Whether the rest of the chain matches within the gap after ``end``."""
+        assert self.following is not None
+        place = self.following.first(end, end + self.gap)
+        return place is not None and self.text.find("\n", end, place) < 0
+
+    def _goes_on(self, begin: int, end: int) -> bool:
+        part, text = self.part, self.text
+        assert self.following is not None
+        if part.unique:
+            return self._reaches(end)
+        # Another end might reach further; none helps unless the rest starts within the
+        # gap of the longest. Asked first, this keeps the questions in order.
+        nearest = self.following.first(begin + part.least, begin + part.most + self.gap)
+        if nearest is None:
+            return False
+        if self._reaches(end):
+            return True
+        size = len(text)
+        # An end more than a gap before the nearest place of the rest reaches nothing.
+        for other in range(
+            max(begin + part.least, nearest - self.gap), min(begin + part.most, size) + 1
+        ):
+            if other == end:
+                continue
+            after = min(len(part.probes) - 1, size - other)
+            self.spend(part.reach)
+            if part.probes[after].fullmatch(text, begin, other + after) is None:
+                continue
+            if self._reaches(other):
+                return True
+        return False
