@@ -15,7 +15,7 @@ from typing import Any, NamedTuple
 
 import pytest
 
-from bench.scan_bench import adversarial_inputs, typical_entries
+from bench.scan_bench import typical_entries
 from memory.scan import table as scan_table
 from memory.scan.prefilter import Finder, split_alternatives
 from memory.scan.scanner import INVISIBLE_CHARS, MAX_WIDTH, PATTERNS, fold, normalise, scan
@@ -465,25 +465,18 @@ def test_a_scan_past_its_budget_refuses_instead_of_running_on(
 
 @pytest.mark.slow
 def test_speed_figures_are_reported() -> None:
-    """KB/s on typical entries and the worst 64 KiB input, printed with the corpus figures
-    (measured, never asserted: bench/scan_bench.py is the benchmark)."""
+    """KB/s on typical entries, printed with the corpus figures (measured, never asserted;
+    the worst 64 KiB input is bench/scan_bench.py's to measure: `make bench-scan`)."""
     texts = typical_entries()
     size = sum(len(t.encode("utf-8")) for t in texts)
-    TABLE.warm()  # what a long text derives once per process is not a scan's cost
     start = time.perf_counter()
     for text in texts:
         scan(text)
     kbs = size / 1024 / (time.perf_counter() - start)
-    worst = (0.0, "")
-    for name, text in adversarial_inputs(65536).items():
-        start = time.perf_counter()
-        scan(text)
-        worst = max(worst, ((time.perf_counter() - start) * 1000, name))
     FIGURES["speed"] = (
-        f"{kbs:,.0f} KB/s on {len(texts)} typical entries; worst 64 KiB input"
-        f" {worst[0]:.0f} ms ({worst[1]})"
+        f"{kbs:,.0f} KB/s on {len(texts)} typical entries (worst case: make bench-scan)"
     )
-    assert kbs > 0 and worst[1]
+    assert kbs > 0
 
 
 _UNBOUNDED = sre_constants.MAXREPEAT
