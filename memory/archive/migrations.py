@@ -32,6 +32,7 @@ of ``search_text`` but for the speaker's name (``SEARCH_TEXT``), rebuilding both
 
 from __future__ import annotations
 
+import logging
 import sqlite3
 import time
 from collections.abc import Sequence
@@ -283,6 +284,8 @@ M006_PORTER = Migration(
     ),
 )
 
+log = logging.getLogger(__name__)
+
 MIGRATIONS: tuple[Migration, ...] = (
     M001_INITIAL,
     M002_TRIGRAM_DETAIL_NONE,
@@ -314,6 +317,9 @@ def migrate(db: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS
     for migration in migrations:
         if migration.name in recorded:
             continue
+        if recorded:  # an existing archive: say why opening it takes longer this once
+            log.info("archive: applying migration %s (a large archive may take a minute)",
+                     migration.name)  # fmt: skip
         db.execute("BEGIN IMMEDIATE")
         try:
             # Re-check under the write lock: another process may have just applied it.

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 import sqlite3
 from pathlib import Path
 
@@ -146,3 +147,19 @@ async def test_m006_upgrades_an_archive_to_stemmed_words_without_the_header(
     with contextlib.closing(sqlite3.connect(tmp_path / "state.db", isolation_level=None)) as db:
         for table in ("messages_fts", "messages_trigram"):
             db.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
+
+
+def test_upgrading_an_existing_archive_says_so(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    """An upgrade can take a while on a big archive (m006 rebuilds the indexes): each
+    migration applied to an existing archive is logged; a fresh one is quiet."""
+    caplog.set_level(logging.INFO, logger="memory.archive.migrations")
+    db = sqlite3.connect(tmp_path / "old.db", isolation_level=None)
+    migrate(db, MIGRATIONS[:-1])
+    assert caplog.records == []  # fresh: nothing to say
+    assert migrate(db) == [MIGRATIONS[-1].name]
+    assert [r.getMessage() for r in caplog.records] == [
+        f"archive: applying migration {MIGRATIONS[-1].name} (a large archive may take a minute)"
+    ]
+    db.close()
