@@ -22,12 +22,7 @@ from memory.archive.database import (
 from memory.archive.migrations import MigrationError
 from memory.archive.query import ParsedQuery, parse_query
 from memory.archive.records import without_header
-from memory.archive.search import (
-    HITS_PER_SESSION,
-    LIKE_SCAN_ROWS,
-    READ_ALL_UP_TO,
-    READ_HEAD,
-    READ_TAIL,
+from memory.archive.results import (
     Discovery,
     Hit,
     Listed,
@@ -35,12 +30,19 @@ from memory.archive.search import (
     MessageNotInSession,
     Reading,
     Scroll,
-    Searcher,
     SessionNotFound,
     SessionResult,
-    Sort,
     excerpt,
     when,
+)
+from memory.archive.search import (
+    HITS_PER_SESSION,
+    LIKE_SCAN_ROWS,
+    READ_ALL_UP_TO,
+    READ_HEAD,
+    READ_TAIL,
+    Searcher,
+    Sort,
 )
 
 __all__ = [

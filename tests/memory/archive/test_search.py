@@ -11,15 +11,15 @@ from datetime import UTC, datetime
 import pytest
 
 from memory.archive.database import Archive, NewMessage
-from memory.archive.search import (
+from memory.archive.results import (
     Discovery,
     Listed,
     MessageNotInSession,
     Reading,
     Scroll,
-    Searcher,
     SessionNotFound,
 )
+from memory.archive.search import Searcher
 from tests.memory.conftest import make_session, say
 
 # -- routing and ranking --------------------------------------------------------------------
