@@ -30,9 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from memory.scan.chain import Chain, context, split
+from memory.scan.finder import Finder
 from memory.scan.patterns import RULES
 from memory.scan.prefilter import (
-    Finder,
     Literal,
     folded_regex,
     leading,
