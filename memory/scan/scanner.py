@@ -29,8 +29,9 @@ How it stays fast (``bench/scan_bench.py`` measures it, beside a plain regex tab
   alternative.
 * **a decoded reading only where it is decoded.** Leetspeak, look-alikes, hyphens: a
   decoded reading of a long text is mostly the base reading (the first read in full)
-  again. ``memory.scan.windows.changes_of`` lists where the two differ; a match reading none of those places
-  would have been found in the base reading, so only matches near a change are looked for.
+  again. ``memory.scan.windows.changes_of`` lists where the two differ; a match reading
+  none of those places would have been found in the base reading, so only matches near a
+  change are looked for.
 * **case folded once.** Each reading is folded once (``fold``, index for index); the regexes
   run on it folded and without ``re.IGNORECASE`` (``prefilter.folded_regex``: a few times
   faster on word alternations), the regex as written only to confirm a match. Not for the
