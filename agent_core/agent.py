@@ -33,7 +33,7 @@ from agent_core.conversation import Conversation, TurnOutcome, archived_rows, ch
 from agent_core.loop import run_turn
 from agent_core.models import Model, ModelError, ModelRejected, Usage
 from agent_core.prompt import build_system_prompt, read_soul
-from agent_core.recall import Recall
+from agent_core.recall import Recall, said_in
 from agent_core.review import ReviewOutcome, review
 from agent_core.tools import (
     Approval,
@@ -46,7 +46,7 @@ from agent_core.tools import (
     skill_tools,
 )
 from memory import MemoryStores, MemoryTurn
-from memory.archive import Archive, NewMessage, SessionSpec, new_session_id, without_header
+from memory.archive import Archive, NewMessage, SessionSpec, new_session_id
 from memory.providers import Exchange, SessionEnd, Subject
 from memory.scan import scan
 from memory.skills import SkillStore
@@ -263,12 +263,7 @@ class Agent:
             )
         except ModelError as exc:  # unavailable, not a chat completion, or refused
             log.warning("turn in session %s failed (%s): %s", conversation.id, exc.kind, exc)
-            await self.archive.append_exchange(
-                conversation.id,
-                [NewMessage("user", user["content"], speaker=author)],
-                people=[conversation.person],
-            )
-            conversation.history.append(sent)
+            await self._keep_message(conversation, user, sent, author)
             return TurnOutcome(
                 REJECTED if isinstance(exc, ModelRejected) else UNAVAILABLE,
                 Usage(),
@@ -282,12 +277,7 @@ class Agent:
             # wrote was acknowledged, so it stays in the archive and the history; what the
             # model had half-done in this turn is dropped
             conversation.unannounced[:0] = from_flush  # still to be shown
-            await self.archive.append_exchange(
-                conversation.id,
-                [NewMessage("user", user["content"], speaker=author)],
-                people=[conversation.person],
-            )
-            conversation.history.append(sent)
+            await self._keep_message(conversation, user, sent, author)
             raise
         # the archive keeps the person's message as written; the history what was sent
         await self.archive.append_exchange(
@@ -318,6 +308,22 @@ class Agent:
             retries=result.retries,
             staged=(*from_flush, *conversation.memory_turn.staged),
         )
+
+    async def _keep_message(
+        self,
+        conversation: Conversation,
+        user: dict[str, str],
+        sent: dict[str, str],
+        author: str,
+    ) -> None:
+        """A turn that did not finish keeps what the person wrote: archived as written, in
+        the history as it was sent."""
+        await self.archive.append_exchange(
+            conversation.id,
+            [NewMessage("user", user["content"], speaker=author)],
+            people=[conversation.person],
+        )
+        conversation.history.append(sent)
 
     # -- compression ----------------------------------------------------------------------
 
@@ -401,15 +407,10 @@ class Agent:
         self, conversation: Conversation, reason: Literal["new", "idle", "compression"]
     ) -> None:
         """Tell the memory provider, in the background, that a session ended."""
-        if self.recall is None:
-            return
-        said = tuple(
-            (m["role"], without_header(m["content"]) if m["role"] == "user" else m["content"])
-            for m in conversation.history
-            if m["role"] in ("user", "assistant") and isinstance(m.get("content"), str)
-        )
-        end = SessionEnd(_subject(conversation), conversation.id, reason, said)
-        self._track(self.recall.session_end(end), f"provider-end:{conversation.id}")
+        if self.recall is not None:
+            said = said_in(conversation.history)
+            end = SessionEnd(_subject(conversation), conversation.id, reason, said)
+            self._track(self.recall.session_end(end), f"provider-end:{conversation.id}")
 
     def _mirror_write(
         self, conversation: Conversation, action: str, target: str, entry: str

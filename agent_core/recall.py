@@ -21,14 +21,15 @@ from __future__ import annotations
 import asyncio
 import logging
 import time
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeVar
+from typing import Any, TypeVar
 
+from memory.archive import without_header
 from memory.providers import Exchange, Provider, ProviderTool, SessionEnd, Subject
 from memory.scan import scan
 
-__all__ = ["FENCE", "Observer", "Recall", "RecallSettings", "context_heading"]
+__all__ = ["FENCE", "Observer", "Recall", "RecallSettings", "context_heading", "said_in"]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -36,6 +37,20 @@ T = TypeVar("T")
 FENCE = "recalled-memory"
 #: (provider, hook, outcome, seconds) of every call.
 Observer = Callable[[str, str, str, float], None]
+
+
+def said_in(history: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, str], ...]:
+    """What the person and the bot said in a session's history: (role, text), without the
+    user messages' header lines and recalled-memory fences (what the provider sent back)."""
+    said = []
+    for message in history:
+        role, content = message.get("role"), message.get("content")
+        if role not in ("user", "assistant") or not isinstance(content, str):
+            continue
+        if role == "user":
+            content = without_header(content.split(f"\n\n<{FENCE} ", 1)[0])
+        said.append((str(role), content))
+    return tuple(said)
 
 
 def context_heading(name: str) -> str:

@@ -226,3 +226,19 @@ async def test_recalled_text_that_poses_as_instructions_is_blocked(
     await a.aclose()
     user = model.requests[0].messages[-1]["content"]
     assert "unrestricted" not in user and "[BLOCKED: the provider's text matched" in user
+
+
+async def test_a_session_end_carries_no_recalled_block(home: Path, archive: Archive) -> None:
+    """What the provider is told a session said is what the person and the bot said: not
+    the header lines, and not its own recalled text sent back to it."""
+    provider = RecordingProvider()
+    provider.told["telegram-1"] = ["we have a cat"]
+    model = ScriptedModel(respond=lambda m, t: ModelReply(content="noted"))
+    a = make(home, archive, model, provider)
+    conversation = await start(a, "telegram-1")
+    await a.turn(conversation, "the cat is called Miso")
+    assert FENCE in conversation.history[0]["content"]  # the model was sent the recall
+    a.session_ended(conversation, "idle")
+    await a.aclose()
+    (end,) = provider.hooks("session_end")
+    assert end.messages[:2] == (("user", "the cat is called Miso"), ("assistant", "noted"))
