@@ -23,20 +23,27 @@ import contextlib
 import logging
 import time
 from collections.abc import Callable, Coroutine
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 from agent_core.compress import CompressionSettings, message_tokens, split_history, summarise
-from agent_core.conversation import Conversation, TurnOutcome, archived_rows, chat_message
+from agent_core.conversation import (
+    REJECTED,
+    UNAVAILABLE,
+    AgentSettings,
+    Conversation,
+    TurnOutcome,
+    archived_rows,
+    chat_message,
+)
 from agent_core.loop import run_turn
 from agent_core.models import Model, ModelError, ModelRejected, Usage
-from agent_core.prompt import build_system_prompt, read_soul
+from agent_core.prompt import SystemPrompt, build_system_prompt, read_soul
 from agent_core.recall import Recall, said_in
 from agent_core.review import ReviewOutcome, review
 from agent_core.tools import (
-    Approval,
     SearchTool,
     SkillPolicy,
     Tool,
@@ -56,27 +63,6 @@ __all__ = ["Agent", "AgentSettings", "Conversation", "TurnOutcome"]
 log = logging.getLogger(__name__)
 T = TypeVar("T")
 MIN_GAIN = 0.05  # compress only when the middle holds at least this share of the window
-
-UNAVAILABLE = (
-    "Sorry — I can't reach my language model right now, so I couldn't answer. Your message is"
-    " saved; please try again in a minute."
-)
-REJECTED = (
-    "Sorry — the language model refused that request, so I couldn't answer. Your message is"
-    " saved. If this keeps happening, tell the operator of this bot."
-)
-
-
-@dataclass(frozen=True, slots=True)
-class AgentSettings:
-    max_tool_iterations: int = 16
-    review_enabled: bool = True
-    review_interval_turns: int = 1
-    review_model: str | None = None
-    review_max_iterations: int = 4
-    review_timeout_s: float = 120.0
-    compression: CompressionSettings | None = None
-    skill_approval: Approval = "non_admin"
 
 
 class Agent:
@@ -173,24 +159,26 @@ class Agent:
         self, spec: SessionSpec, *, person: str, platform_label: str, admin: bool = False
     ) -> Conversation:
         """A new session: the prompt is built now, from the memory and skills as they are."""
-        store = self.stores.for_person(person)
-        identity, blocked = await asyncio.to_thread(read_soul, self.home / "SOUL.md")
-        snapshot = await asyncio.to_thread(store.snapshot)
         group = spec.chat_type != "dm"
-        prompt = build_system_prompt(
-            identity=identity,
-            snapshot=snapshot,
-            platform=platform_label,
-            today=self._now().date(),
-            skills_index=await self._skills_index(),
-            soul_blocked=blocked,
-            provider_context=await self._provider_context(Subject(person, group)),
-        )
+        prompt = await self._prompt(Subject(person, group), platform_label)
         await self.archive.start_session(replace(spec, system_prompt=prompt.text))
         return self._conversation(spec.id, person, platform_label, prompt.text, admin, group)
 
-    async def _provider_context(self, subject: Subject) -> str:
-        return "" if self.recall is None else await self.recall.context(subject)
+    async def _prompt(self, subject: Subject, platform: str, summary: str = "") -> SystemPrompt:
+        """A session's frozen prompt: SOUL.md, the skills index, the subject's memory
+        snapshot and the memory provider's context, as they are now."""
+        identity, blocked = await asyncio.to_thread(read_soul, self.home / "SOUL.md")
+        snapshot = await asyncio.to_thread(self.stores.for_person(subject.key).snapshot)
+        return build_system_prompt(
+            identity=identity,
+            snapshot=snapshot,
+            platform=platform,
+            today=self._now().date(),
+            skills_index=await self._skills_index(),
+            soul_blocked=blocked,
+            summary=summary,
+            provider_context="" if self.recall is None else await self.recall.context(subject),
+        )
 
     async def _skills_index(self) -> str:
         if self.skills is None:
@@ -360,18 +348,7 @@ class Agent:
         if parent is None:
             return
         self.session_ended(conversation, "compression")
-        identity, blocked = await asyncio.to_thread(read_soul, self.home / "SOUL.md")
-        snapshot = await asyncio.to_thread(self.stores.for_person(conversation.person).snapshot)
-        prompt = build_system_prompt(
-            identity=identity,
-            snapshot=snapshot,
-            platform=conversation.platform,
-            today=self._now().date(),
-            skills_index=await self._skills_index(),
-            soul_blocked=blocked,
-            summary=summary,
-            provider_context=await self._provider_context(_subject(conversation)),
-        )
+        prompt = await self._prompt(_subject(conversation), conversation.platform, summary)
         child = SessionSpec(
             id=new_session_id(),
             platform=parent.platform,

@@ -1,9 +1,11 @@
 """A session's live state, and its messages as the archive keeps them.
 
-``Conversation`` is one session's state in the agent (its frozen system prompt and tools,
-the history, counters); ``TurnOutcome`` is what a turn hands back. ``archived_rows`` turns
-chat messages into archive rows and ``chat_message`` an archived row back into a chat
-message (a resumed session continues with exactly what was said).
+``AgentSettings`` are the agent's knobs; ``UNAVAILABLE`` and ``REJECTED`` the replies a
+person gets when the model cannot answer. ``Conversation`` is one session's state in the
+agent (its frozen system prompt and tools, the history, counters); ``TurnOutcome`` is what
+a turn hands back. ``archived_rows`` turns chat messages into archive rows and
+``chat_message`` an archived row back into a chat message (a resumed session continues with
+exactly what was said).
 """
 
 from __future__ import annotations
@@ -13,14 +15,45 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from agent_core.compress import CompressionSettings
 from agent_core.models import ModelErrorKind, Usage
 from agent_core.review import ReviewOutcome
-from agent_core.tools import Toolbox
+from agent_core.tools import Approval, Toolbox
 from memory import MemoryTurn
 from memory.archive import Message, NewMessage
 from memory.providers import ProviderTool
 
-__all__ = ["Conversation", "TurnOutcome", "archived_rows", "chat_message"]
+__all__ = [
+    "REJECTED",
+    "UNAVAILABLE",
+    "AgentSettings",
+    "Conversation",
+    "TurnOutcome",
+    "archived_rows",
+    "chat_message",
+]
+
+
+UNAVAILABLE = (
+    "Sorry — I can't reach my language model right now, so I couldn't answer. Your message is"
+    " saved; please try again in a minute."
+)
+REJECTED = (
+    "Sorry — the language model refused that request, so I couldn't answer. Your message is"
+    " saved. If this keeps happening, tell the operator of this bot."
+)
+
+
+@dataclass(frozen=True, slots=True)
+class AgentSettings:
+    max_tool_iterations: int = 16
+    review_enabled: bool = True
+    review_interval_turns: int = 1
+    review_model: str | None = None
+    review_max_iterations: int = 4
+    review_timeout_s: float = 120.0
+    compression: CompressionSettings | None = None
+    skill_approval: Approval = "non_admin"
 
 
 @dataclass(slots=True)
