@@ -151,7 +151,7 @@ class Agent:
             group=group,
         )
         if self.recall is not None:
-            conversation.provider_tools = tuple(self.recall.tools(_subject(conversation)))
+            conversation.provider_tools = tuple(self.recall.tools(conversation.subject))
         conversation.toolbox = self._toolbox(conversation, lambda: conversation.memory_turn)
         return conversation
 
@@ -237,7 +237,7 @@ class Agent:
         author = author or conversation.person
         sent = user  # what the model reads: with recalled memory, if any came in time
         if self.recall is not None:
-            recalled = await self.recall.prefetch(_subject(conversation), text)
+            recalled = await self.recall.prefetch(conversation.subject, text)
             if recalled:
                 sent = {"role": "user", "content": f"{user['content']}\n\n{recalled}"}
         try:
@@ -278,7 +278,7 @@ class Agent:
         conversation.usage += result.usage
         if self.recall is not None:
             exchange = Exchange(
-                _subject(conversation), conversation.id, text, result.reply, time.time()
+                conversation.subject, conversation.id, text, result.reply, time.time()
             )
             self._track(self.recall.sync_turn(exchange), f"provider-sync:{conversation.id}")
         task = self._maybe_review(conversation)
@@ -348,7 +348,7 @@ class Agent:
         if parent is None:
             return
         self.session_ended(conversation, "compression")
-        prompt = await self._prompt(_subject(conversation), conversation.platform, summary)
+        prompt = await self._prompt(conversation.subject, conversation.platform, summary)
         child = SessionSpec(
             id=new_session_id(),
             platform=parent.platform,
@@ -386,7 +386,7 @@ class Agent:
         """Tell the memory provider, in the background, that a session ended."""
         if self.recall is not None:
             said = said_in(conversation.history)
-            end = SessionEnd(_subject(conversation), conversation.id, reason, said)
+            end = SessionEnd(conversation.subject, conversation.id, reason, said)
             self._track(self.recall.session_end(end), f"provider-end:{conversation.id}")
 
     def _mirror_write(
@@ -394,7 +394,7 @@ class Agent:
     ) -> None:
         """A write the memory tool applied, mirrored to the memory provider (background)."""
         if self.recall is not None:
-            work = self.recall.memory_write(_subject(conversation), action, target, entry)
+            work = self.recall.memory_write(conversation.subject, action, target, entry)
             self._track(work, f"provider-write:{conversation.id}")
 
     # -- review ---------------------------------------------------------------------------
@@ -454,7 +454,3 @@ class Agent:
         for task in left:
             with contextlib.suppress(asyncio.CancelledError, Exception):
                 await task
-
-
-def _subject(conversation: Conversation) -> Subject:
-    return Subject(conversation.person, conversation.group)

@@ -21,7 +21,7 @@ from agent_core.review import ReviewOutcome
 from agent_core.tools import Approval, Toolbox
 from memory import MemoryTurn
 from memory.archive import Message, NewMessage
-from memory.providers import ProviderTool
+from memory.providers import ProviderTool, Subject
 
 __all__ = [
     "REJECTED",
@@ -80,6 +80,11 @@ class Conversation:
     unannounced: list[str] = field(default_factory=list)
     """Memory writes a compression flush staged for approval: the next turn's outcome
     carries them, so they are shown with its reply like the turn's own."""
+
+    @property
+    def subject(self) -> Subject:
+        """Whose memory the session is about, as a memory provider is told."""
+        return Subject(self.person, self.group)
 
 
 @dataclass(frozen=True, slots=True)
