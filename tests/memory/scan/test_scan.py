@@ -385,6 +385,20 @@ def _character_nodes(items: Any) -> list[Any]:
     return found
 
 
+def _ranges(node: Any) -> list[tuple[int, int]]:
+    """The code point ranges a class node names (literals as one-point ranges)."""
+    op, av = node
+    if op in (sre_constants.LITERAL, sre_constants.NOT_LITERAL):
+        return [(av, av)]
+    found = []
+    for item_op, item_av in av if op == sre_constants.IN else ():
+        if item_op == sre_constants.RANGE:
+            found.append(item_av)
+        elif item_op == sre_constants.LITERAL:
+            found.append((item_av, item_av))
+    return found
+
+
 def _node_runs(node: Any, flags: int, text: str) -> list[tuple[int, int]]:
     """Where in ``text`` runs of characters that ``node`` matches stand (the runs, not each
     character: as exact, and far fewer)."""
@@ -397,7 +411,8 @@ def _node_runs(node: Any, flags: int, text: str) -> list[tuple[int, int]]:
 def test_a_folded_regex_matches_the_folded_text_where_the_regex_matches_the_text() -> None:
     """The scanner runs most regexes on fold(text), folded and without re.IGNORECASE. Exact
     when every character node (a literal, a class) matches a character's fold exactly when
-    the original, case-insensitive, matches the character (checked on every code point), and
+    the original, case-insensitive, matches the character (checked on every code point of
+    the BMP, and beyond it wherever case or a range edge can matter), and
     \\w (for \\b too) and line breaks are the same for a character and its fold."""
     flags = scan_table.FLAGS
     everything = "".join(chr(c) for c in range(0x110000) if not 0xD800 <= c <= 0xDFFF)
@@ -419,10 +434,32 @@ def test_a_folded_regex_matches_the_folded_text_where_the_regex_matches_the_text
         if a.folded is not None
         for node in _character_nodes(sre_parse.parse(a.source, flags))
     }
+    # The nodes are checked on the BMP whole, and beyond it on every character with a case
+    # (or a fold of its own) and on each side of every range a node names: elsewhere a
+    # character is its own fold and matches a node, folded or not, by membership alone.
+    edges = {
+        code + step
+        for node in nodes.values()
+        for low, high in _ranges(node)
+        for code in (low, high)
+        for step in (-1, 0, 1)
+    }
+    sample = "".join(
+        char
+        for char in everything
+        if ord(char) < 0x10000
+        or ord(char) in edges
+        or char.lower() != char
+        or char.upper() != char
+        or fold(char) != char
+    )
+    folded_sample = fold(sample)
     for node in nodes.values():
         items = [node]  # replaced, not changed, by _fold_items
         assert scan_prefilter._fold_items(items), node
-        assert _node_runs(items[0], flags & ~re.I, folded) == _node_runs(node, flags, everything)
+        assert _node_runs(items[0], flags & ~re.I, folded_sample) == _node_runs(
+            node, flags, sample
+        )
     for number, alternative in enumerate(TABLE.alternatives):
         if "(?-i:" not in alternative.source and "(?P=" not in alternative.source:
             assert alternative.folded is not None, (number, alternative.source)
