@@ -457,9 +457,7 @@ def test_a_folded_regex_matches_the_folded_text_where_the_regex_matches_the_text
     for node in nodes.values():
         items = [node]  # replaced, not changed, by _fold_items
         assert scan_prefilter._fold_items(items), node
-        assert _node_runs(items[0], flags & ~re.I, folded_sample) == _node_runs(
-            node, flags, sample
-        )
+        assert _node_runs(items[0], flags & ~re.I, folded_sample) == _node_runs(node, flags, sample)
     for number, alternative in enumerate(TABLE.alternatives):
         if "(?-i:" not in alternative.source and "(?P=" not in alternative.source:
             assert alternative.folded is not None, (number, alternative.source)
