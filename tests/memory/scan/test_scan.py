@@ -284,17 +284,18 @@ def test_the_prefilter_finds_exactly_what_every_regex_finds() -> None:
         assert {f.id for f in scan(text)} - {"invisible-unicode"} == _every_regex(text), text
 
 
-@pytest.mark.slow
 def _widths() -> list[int]:
     return [TABLE.shape(i).width for i in range(len(TABLE.alternatives))]
 
 
-def test_long_texts_take_the_windowed_path_and_find_the_same() -> None:
+@pytest.mark.slow
+@pytest.mark.parametrize("folder", ["corpus_wave3", "corpus"])
+def test_long_texts_take_the_windowed_path_and_find_the_same(folder: str) -> None:
     """Padding moves every entry past the short-text path (match attempts where a match can
     start, searches in windows around the rarest literal)."""
     pad = " ".join(row["text"] for row in _load("corpus", "benign")[:30])
     assert len(pad) > max(4 * w + 128 for w in _widths() if w < 400)
-    for row in _load("corpus_wave3", "injection")[::24] + _load("corpus", "injection")[::24]:
+    for row in _load(folder, "injection")[::24]:
         text = f"{pad}\n{row['text']}\n{pad}"
         assert {f.id for f in scan(text)} - {"invisible-unicode"} == _every_regex(text)
 
@@ -313,7 +314,10 @@ _OBFUSCATIONS = (
 
 
 @pytest.mark.slow
-def test_decoded_readings_of_long_texts_are_read_where_they_differ_and_find_the_same() -> None:
+@pytest.mark.parametrize("where", ["start", "middle", "end"])
+def test_decoded_readings_of_long_texts_are_read_where_they_differ_and_find_the_same(
+    where: str,
+) -> None:
     """A decoded reading of a long text is read only where it differs from the text's own
     reading (elsewhere a match would have been found there): obfuscated attacks at the start,
     middle and end of what the decoders see, in benign text, are found as every regex finds."""
@@ -321,8 +325,8 @@ def test_decoded_readings_of_long_texts_are_read_where_they_differ_and_find_the_
     attacks = [row["text"] for row in _load("corpus_wave3", "injection")[::40]]
     cases = []
     for attack in [*_OBFUSCATIONS, *attacks]:
-        for at in (0, 3000, scan_readings.DECODE_CAP - len(attack) // 2):
-            cases.append(f"{pad[:at]} {attack} {pad[at:]}")
+        at = {"start": 0, "middle": 3000, "end": scan_readings.DECODE_CAP - len(attack) // 2}
+        cases.append(f"{pad[: at[where]]} {attack} {pad[at[where] :]}")
     changed = 0
     for text in cases:
         assert len(text) > engine._SHORT
@@ -606,8 +610,9 @@ def _chain_texts() -> list[str]:
 
 
 @pytest.mark.slow
-def test_a_chain_finds_the_leftmost_match_its_regex_finds() -> None:
-    for text in _chain_texts():
+@pytest.mark.parametrize("half", [0, 1])  # two halves of the texts, run side by side
+def test_a_chain_finds_the_leftmost_match_its_regex_finds(half: int) -> None:
+    for text in _chain_texts()[half::2]:
         for reading in scan_readings.readings(text):
             for alt in _chained():
                 run = chain_run.Run(alt.chain, reading, lambda _: None)
