@@ -7,6 +7,7 @@ import re
 import subprocess
 import sys
 import time
+import tomllib
 from pathlib import Path
 from re import _compiler as sre_compiler  # type: ignore[attr-defined]  # no stubs
 from re import _constants as sre_constants  # type: ignore[attr-defined]
@@ -737,3 +738,10 @@ def test_placeholder_secrets_and_advice_about_them_are_stored(text: str) -> None
 )
 def test_the_same_shapes_with_real_values_are_refused(text: str) -> None:
     assert scan(text), text
+
+
+def test_the_stored_table_ships_with_the_package() -> None:
+    """A wheel without table.json would still scan correctly, but derive the table in every
+    process (about a second); pyproject.toml names it as package data."""
+    config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    assert "table.json" in config["tool"]["setuptools"]["package-data"]["memory.scan"]
