@@ -23,7 +23,7 @@ from memory.archive.database import Archive
 from memory.curated.approval import Decision
 from memory.curated.operations import Operation
 from tests.gateway.harness import ChatAdapter
-from tests.gateway.test_service import Rig, config
+from tests.gateway.rig import Rig, config
 
 HEADER = "I'd like to remember this. Nothing is saved until you approve it:"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from memory.archive.database import Archive
-from tests.gateway.test_service import ADMIN, Rig, config
+from tests.gateway.rig import ADMIN, Rig, config
 
 
 @pytest.fixture

@@ -21,7 +21,7 @@ from gateway.config.schema import Config
 from gateway.replies import ANSWERED_PRIVATELY, ASK_PRIVATELY
 from memory.archive.database import Archive
 from tests.gateway.harness import InChat
-from tests.gateway.test_service import ADMIN, Rig, config
+from tests.gateway.rig import ADMIN, Rig, config
 
 GROUP: InChat = {"chat": "-100", "chat_type": "group"}
 CHAT_STORE = "telegram-chat--100"

@@ -15,7 +15,7 @@ from adapters import Identity, InboundMessage
 from gateway.config.schema import Config
 from gateway.limits import Budgets, Limited, Limits, Spent, starts_turn
 from memory.archive.database import Archive, NewMessage, SessionSpec
-from tests.gateway.test_service import ADMIN, Rig, config
+from tests.gateway.rig import ADMIN, Rig, config
 
 NOON = datetime(2026, 3, 2, 12, 0, tzinfo=UTC).timestamp()
 

@@ -14,7 +14,7 @@ from gateway.pairing.notices import SHOWN, AdminNotices, PairingRequest, admin_n
 from gateway.pairing.store import PairingStore
 from memory.archive.database import Archive
 from tests.gateway.harness import InChat
-from tests.gateway.test_service import ADMIN, Rig, config
+from tests.gateway.rig import ADMIN, Rig, config
 
 
 class Clock:
