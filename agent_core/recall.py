@@ -121,15 +121,19 @@ class Recall:
         return body
 
     def _checked(self, hook: str, text: object, limit: int) -> tuple[str, str]:
+        """Cut first (a provider's text may be any size; only what is kept is scanned, so a
+        scan never holds the event loop long), then scanned."""
         if not isinstance(text, str) or not text.strip():
             return "", "empty"
         text = text.strip()
+        if len(text) > limit:
+            text = text[: limit - 1].rstrip() + "…"
         ids = tuple(dict.fromkeys(finding.id for finding in scan(text)))
         if ids:
             log.warning("memory provider %s: %s text blocked by the scanner (%s)",
                         self.name, hook, ", ".join(ids))  # fmt: skip
             return f"[BLOCKED: the provider's text matched {', '.join(ids)}]", "blocked"
-        return (text if len(text) <= limit else text[: limit - 1].rstrip() + "…"), "ok"
+        return text, "ok"
 
     # -- the hooks ------------------------------------------------------------------------
 

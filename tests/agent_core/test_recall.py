@@ -242,3 +242,12 @@ async def test_a_session_end_carries_no_recalled_block(home: Path, archive: Arch
     await a.aclose()
     (end,) = provider.hooks("session_end")
     assert end.messages[:2] == (("user", "the cat is called Miso"), ("assistant", "noted"))
+
+
+async def test_a_huge_recalled_text_is_cut_to_its_budget(home: Path, archive: Archive) -> None:
+    provider = RecordingProvider(context_text={"telegram-1": "likes trains. " * 100_000})
+    model = ScriptedModel(respond=lambda m, t: ModelReply(content="ok"))
+    a = make(home, archive, model, provider, context_chars=300)
+    conversation = await start(a, "telegram-1")
+    block = conversation.system["content"].split(context_heading("recording") + "\n", 1)[1]
+    assert block.startswith("likes trains.") and len(block.split("\n\n")[0]) == 300
