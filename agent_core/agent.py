@@ -41,12 +41,11 @@ from agent_core.conversation import (
 from agent_core.loop import run_turn
 from agent_core.models import Model, ModelError, ModelRejected, Usage
 from agent_core.prompt import SystemPrompt, build_system_prompt, read_soul
-from agent_core.recall import Recall, said_in
+from agent_core.recall import Recall, beside, said_in
 from agent_core.review import ReviewOutcome, review
 from agent_core.tools import (
     SearchTool,
     SkillPolicy,
-    Tool,
     Toolbox,
     memory_tool,
     session_search_tool,
@@ -122,15 +121,7 @@ class Agent:
                 self.settings.skill_approval, conversation.admin, conversation.person
             )
             tools += skill_tools(self.skills, policy, from_review=from_review)
-        taken = {tool.name for tool in tools}
-        for function in conversation.provider_tools:
-            tool = Tool.from_function(function)
-            if tool.name in taken:  # a provider cannot replace a built-in tool
-                log.warning("memory provider tool %s ignored: the name is taken", tool.name)
-                continue
-            taken.add(tool.name)
-            tools.append(tool)
-        return Toolbox(tools)
+        return Toolbox([*tools, *beside(tools, conversation.provider_tools)])
 
     def _conversation(  # noqa: PLR0917 - one session's facts, built in one place
         self,

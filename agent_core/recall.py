@@ -25,11 +25,20 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from agent_core.tools import Tool
 from memory.archive import without_header
 from memory.providers import Exchange, Provider, ProviderTool, SessionEnd, Subject
 from memory.scan import scan
 
-__all__ = ["FENCE", "Observer", "Recall", "RecallSettings", "context_heading", "said_in"]
+__all__ = [
+    "FENCE",
+    "Observer",
+    "Recall",
+    "RecallSettings",
+    "beside",
+    "context_heading",
+    "said_in",
+]
 
 log = logging.getLogger(__name__)
 T = TypeVar("T")
@@ -51,6 +60,21 @@ def said_in(history: Sequence[Mapping[str, Any]]) -> tuple[tuple[str, str], ...]
             content = without_header(content.split(f"\n\n<{FENCE} ", 1)[0])
         said.append((str(role), content))
     return tuple(said)
+
+
+def beside(builtin: Sequence[Tool], functions: Sequence[ProviderTool]) -> list[Tool]:
+    """The provider's tool functions as tools, less any whose name a built-in tool (or an
+    earlier one of them) has: a provider cannot replace the memory or search tools."""
+    taken = {tool.name for tool in builtin}
+    tools = []
+    for function in functions:
+        tool = Tool.from_function(function)
+        if tool.name in taken:
+            log.warning("memory provider tool %s ignored: the name is taken", tool.name)
+            continue
+        taken.add(tool.name)
+        tools.append(tool)
+    return tools
 
 
 def context_heading(name: str) -> str:
