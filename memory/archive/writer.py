@@ -13,7 +13,12 @@ Checkpoints are off the write path: SQLite's automatic checkpoint would copy the
 the database (and fsync it) inside whichever commit crossed the threshold — a 5 ms stall
 at the 99th percentile of turns (bench/prefix_bench.py). Instead a second connection on its
 own thread runs a PASSIVE checkpoint every ``CHECKPOINT_EVERY`` transactions, which never
-blocks the writer or readers; ``close`` truncates the WAL.
+blocks the writer or readers; ``close`` truncates the WAL. A passive checkpoint cannot finish
+while writes keep coming, and SQLite only starts the WAL over once one has: under a steady
+stream of turns the WAL would grow without bound (about 80 KB per exchange). So when the WAL
+file has passed ``WAL_LIMIT`` the writer truncates it itself, between two transactions (a
+short stall, once per ``WAL_LIMIT`` written), and ``journal_size_limit`` keeps the file at
+most that size whenever SQLite starts it over on its own.
 """
 
 from __future__ import annotations
@@ -48,8 +53,10 @@ PRAGMAS = (
     "PRAGMA foreign_keys = ON",
     "PRAGMA temp_store = MEMORY",
     "PRAGMA cache_size = -32000",
+    f"PRAGMA journal_size_limit = {64 * 1024 * 1024}",
 )
 CHECKPOINT_EVERY = 100
+WAL_LIMIT = 64 * 1024 * 1024  # bytes of WAL the writer lets pile up before it truncates it
 log = logging.getLogger(__name__)
 
 
@@ -62,7 +69,10 @@ class Writer:
         connection: sqlite3.Connection,
         checkpointer: ThreadPoolExecutor,
         checkpoint_db: sqlite3.Connection,
+        wal: Path | None = None,
     ) -> None:
+        self._wal = wal
+        self.wal_limit = WAL_LIMIT
         self._executor = executor
         self._db = connection
         self._checkpointer = checkpointer
@@ -85,7 +95,7 @@ class Writer:
             executor.shutdown(wait=False)
             checkpointer.shutdown(wait=False)
             raise
-        return cls(executor, opened[0], checkpointer, opened[1])
+        return cls(executor, opened[0], checkpointer, opened[1], path.with_name(path.name + "-wal"))
 
     async def run(self, work: Callable[[sqlite3.Connection], T], *, transaction: bool = True) -> T:
         """Run ``work`` on the writer thread, inside one transaction unless told otherwise.
@@ -101,8 +111,17 @@ class Writer:
             self._checkpoint is None or self._checkpoint.done()
         ):
             self._since_checkpoint = 0
-            self._checkpoint = self._checkpointer.submit(_checkpoint, self._checkpoint_db)
+            if self._wal_size() > self.wal_limit:  # passive ones could not keep up
+                await loop.run_in_executor(self._executor, _truncate, self._db)
+            else:
+                self._checkpoint = self._checkpointer.submit(_checkpoint, self._checkpoint_db)
         return result
+
+    def _wal_size(self) -> int:
+        try:
+            return 0 if self._wal is None else self._wal.stat().st_size
+        except OSError:
+            return 0
 
     async def close(self) -> None:
         def finish() -> None:
@@ -135,6 +154,15 @@ def _checkpoint(db: sqlite3.Connection) -> None:
         db.execute("PRAGMA wal_checkpoint(PASSIVE)").fetchall()
     except sqlite3.Error as exc:  # busy or locked: the next one will catch up
         log.info("archive checkpoint skipped: %s", exc)
+
+
+def _truncate(db: sqlite3.Connection) -> None:
+    """Copy the whole WAL into the database and empty it (on the writer's own thread, between
+    two transactions; readers are waited for up to ``busy_timeout``)."""
+    try:
+        db.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchall()
+    except sqlite3.Error as exc:  # busy: the next round tries again
+        log.info("archive WAL truncation skipped: %s", exc)
 
 
 def _in_transaction(db: sqlite3.Connection, work: Callable[[sqlite3.Connection], T]) -> T:
