@@ -71,19 +71,50 @@ class _Union:
         return best
 
 
+class _Scouts:
+    """Where a part's scout strings next occur in a folded text, remembered: each string's
+    next place as last found (none in ``[after, place)``), and the last answer."""
+
+    __slots__ = ("folded", "scouted", "span")
+
+    def __init__(self, strings: tuple[str, ...], folded: str) -> None:
+        self.folded = folded
+        self.scouted = dict.fromkeys(strings, (0, -1))
+        self.span = (0, -1)  # the last answer: no scout string in [after, first)
+
+    def __bool__(self) -> bool:
+        return bool(self.scouted)
+
+    def first(self, position: int) -> int:
+        """The first place at or after ``position`` where a scout string occurs (the text's
+        length when none does)."""
+        after, first = self.span
+        if after <= position <= first:
+            return first
+        folded, scouted = self.folded, self.scouted
+        first = len(folded)
+        for string, (after, known) in scouted.items():
+            place = known
+            if not after <= position <= known:
+                found = folded.find(string, position)
+                place = len(folded) if found < 0 else found
+                scouted[string] = (position, place)
+            first = min(first, place)
+        self.span = (position, first)
+        return first
+
+
 class _Branch:
     """One alternative of a long middle part: its regex, and where its scout strings are."""
 
-    __slots__ = ("clean", "folded", "most", "next", "reach", "read", "scouted", "search", "span")
+    __slots__ = ("clean", "most", "next", "reach", "read", "scouts", "search")
 
     def __init__(self, part: Part, text: str, folded: str, *, exact: bool) -> None:
         fast = part.on_folded and exact
         self.search = part.fast.search if fast else part.regex.search
         self.read = folded if fast else text
         self.most, self.reach = part.most, part.reach
-        self.folded = folded
-        self.scouted = dict.fromkeys(part.scout, (0, -1))
-        self.span = (0, -1)  # the last answer: no scout string in [after, first)
+        self.scouts = _Scouts(part.scout, folded)
         # What was found last: no match starts in [clean[0], clean[1]), and ``next`` is the
         # match starting at clean[1] (None: not known).
         self.clean = (0, -1)
@@ -111,24 +142,6 @@ class _Branch:
         self.clean, self.next = (after, sure + 1), None
         return None
 
-    def scout(self, position: int) -> int:
-        """The first place at or after ``position`` where a scout string occurs (the text's
-        length when none does)."""
-        after, first = self.span
-        if after <= position <= first:
-            return first
-        folded, scouted = self.folded, self.scouted
-        first = len(folded)
-        for string, (after, known) in scouted.items():
-            place = known
-            if not after <= position <= known:
-                found = folded.find(string, position)
-                place = len(folded) if found < 0 else found
-                scouted[string] = (position, place)
-            first = min(first, place)
-        self.span = (position, first)
-        return first
-
 
 class _Level:
     """Where the chain from one part on matches. Every such place found so far is kept, for
@@ -137,7 +150,6 @@ class _Level:
 
     __slots__ = (
         "branches",
-        "folded",
         "following",
         "gap",
         "high",
@@ -145,8 +157,7 @@ class _Level:
         "part",
         "places",
         "read",
-        "scout_span",
-        "scouted",
+        "scouts",
         "search",
         "spend",
         "text",
@@ -165,7 +176,7 @@ class _Level:
         branches: tuple[Part, ...] = (),
     ) -> None:
         self.part, self.gap, self.following = part, gap, following
-        self.text, self.folded, self.spend = text, folded, spend
+        self.text, self.spend = text, spend
         # The part's regex and the text it reads (the folded text, when it has a folded form).
         fast = part.on_folded and exact
         self.search = part.fast.search if fast else part.regex.search
@@ -178,27 +189,7 @@ class _Level:
             self.branches = []  # one has no scout: the part is searched as one regex
         self.low = self.high = 0
         self.places: list[int] = []
-        # Each scout string's next place as last found: none in [after, place).
-        self.scouted = dict.fromkeys(part.scout, (0, -1))
-        self.scout_span = (0, -1)  # the last answer: no scout string in [after, first)
-
-    def _scout(self, position: int) -> int:
-        """The first place at or after ``position`` where a scout string occurs (the text's
-        length when none does)."""
-        after, first = self.scout_span  # none of them in [after, first)
-        if after <= position <= first:
-            return first
-        folded, scouted = self.folded, self.scouted
-        first = len(folded)
-        for string, (after, known) in scouted.items():
-            place = known
-            if not after <= position <= known:
-                found = folded.find(string, position)
-                place = len(folded) if found < 0 else found
-                scouted[string] = (position, place)
-            first = min(first, place)
-        self.scout_span = (position, first)
-        return first
+        self.scouts = _Scouts(part.scout, folded)
 
     def first(self, start: int, limit: int) -> int | None:
         """The leftmost place in ``[start, limit]`` where the chain from here matches."""
@@ -246,8 +237,8 @@ class _Level:
                 position = max(position, place - self.gap - part.most)
                 if position > limit:
                     break
-            if self.scouted:  # a match holds a scout string: none, no match; far, skip
-                scout = self._scout(position)
+            if self.scouts:  # a match holds a scout string: none, no match; far, skip
+                scout = self.scouts.first(position)
                 if scout - part.most > limit:
                     break
                 position = max(position, scout - part.most)
@@ -282,7 +273,7 @@ class _Level:
         match starting past ``last``, or None): the leftmost match of any alternative."""
         best: re.Match[str] | None = None
         for branch in self.branches:
-            low = max(position, branch.scout(position) - branch.most)
+            low = max(position, branch.scouts.first(position) - branch.most)
             high = last if best is None else best.start() - 1
             if low <= high and (found := branch.first(low, high, read_to)) is not None:
                 best = found
