@@ -185,11 +185,7 @@ class Searcher:
         if session is None:  # pragma: no cover - the SQL already scoped it
             return None
         matches = []
-        for hit in group:
-            if hit.session_id != session.id:  # another session of the lineage
-                other = await archive.get_session(hit.session_id, viewer=viewer)
-                if other is None:  # pragma: no cover - the SQL already scoped it
-                    continue
+        for hit in group:  # archive.messages is scoped too: an unseen session gives none
             window = await archive.messages(
                 hit.session_id,
                 viewer=viewer,
