@@ -14,7 +14,7 @@ unexport PYTHONDONTWRITEBYTECODE
 setup:
 	python3 -m venv .venv
 	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -e '.[dev]'
+	$(PY) -m pip install -e '.[dev,honcho,mem0]'
 
 # Everything, in parallel; the ten slowest tests are listed so a slow one gets noticed.
 test:

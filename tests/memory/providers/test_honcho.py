@@ -220,7 +220,7 @@ def test_keys_become_honcho_names(key: str, name: str) -> None:
     assert honcho_name(key) == name
 
 
-@given(st.text(max_size=100))
+@given(st.text(max_size=42))  # at most 504 characters escaped: none is hashed
 def test_names_are_valid_and_tell_keys_apart(key: str) -> None:
     name = honcho_name(key)
     assert re.fullmatch(r"[A-Za-z0-9_-]*", name)
@@ -307,6 +307,17 @@ async def test_the_key_goes_only_in_the_bearer_header(
         assert request.headers["authorization"] == f"Bearer {API_KEY}"
         assert API_KEY not in repr((request.path, request.query, request.body))
     assert API_KEY not in caplog.text
+
+
+async def test_nothing_leaves_loopback(
+    make: Callable[..., HonchoProvider], honcho_server: FakeHoncho, hosts: list[str]
+) -> None:
+    honcho = make()
+    await honcho.sync_turn(turn(ANA, "hello there"))
+    await honcho.prefetch(ANA, "hello")
+    await honcho.context(ANA)
+    await honcho.aclose()
+    assert hosts and set(hosts) == {"127.0.0.1"}
 
 
 async def test_a_refused_key_fails_every_hook(make: Callable[..., HonchoProvider]) -> None:
