@@ -9,12 +9,12 @@ PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) * 2 )))
 # every test module (~2.5 s each). __pycache__/ is ignored by git.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup test test-fast lint fmt bench bench-gateway bench-scan bench-cli bench-recall scan-table
+.PHONY: setup test test-fast lint fmt bench bench-gateway bench-scan bench-cli bench-recall bench-local scan-table
 
 setup:
 	python3 -m venv .venv
 	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -e '.[dev,honcho,mem0]'
+	$(PY) -m pip install -e '.[dev,local,honcho,mem0]'
 
 # Everything, in parallel; the ten slowest tests are listed so a slow one gets noticed.
 test:
@@ -59,6 +59,12 @@ bench-cli:
 # bench/README.md). Develop against the tune bank: make bench-recall BENCH_ARGS="--bank tune"
 bench-recall:
 	$(PY) bench/recall_bench.py $(BENCH_ARGS)
+
+# The local memory provider with 100,000 messages in one person's history: backfill rate,
+# prefetch p50/p95 beside the word search alone, and the indexer's cost to a turn (needs
+# the extra, which make setup installs; see bench/README.md).
+bench-local:
+	$(PY) bench/local_bench.py $(BENCH_ARGS)
 
 # After a change to memory/scan/patterns.py: write the stored scanner table again
 # (memory/scan/table.py says why it is stored; a test fails while it is stale).

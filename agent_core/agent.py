@@ -41,7 +41,7 @@ from agent_core.conversation import (
 from agent_core.loop import run_turn
 from agent_core.models import Model, ModelError, ModelRejected, Usage
 from agent_core.prompt import SystemPrompt, build_system_prompt, read_soul
-from agent_core.recall import Recall, beside, said_in
+from agent_core.recall import Prefetch, Recall, beside, said_in
 from agent_core.review import ReviewOutcome, review
 from agent_core.tools import (
     SearchTool,
@@ -213,10 +213,12 @@ class Agent:
         *,
         speaker: str | None = None,
         author: str | None = None,
+        prefetched: Prefetch | None = None,
     ) -> TurnOutcome:
         """One turn. ``speaker`` names the writer in the user message's header (groups);
         ``author`` is the person id the archived user message is recorded as spoken by
-        (what per-person budgets count), by default the session's person."""
+        (what per-person budgets count), by default the session's person. ``prefetched``:
+        the memory provider's prefetch for ``text``, started when the message arrived."""
         if conversation.compressing is not None:
             # the previous reply did not wait for it; this request needs its result
             with contextlib.suppress(Exception):
@@ -228,7 +230,7 @@ class Agent:
         author = author or conversation.person
         sent = user  # what the model reads: with recalled memory, if any came in time
         if self.recall is not None:
-            recalled = await self.recall.prefetch(conversation.subject, text)
+            recalled = await self._recalled(conversation, text, prefetched)
             if recalled:
                 sent = {"role": "user", "content": f"{user['content']}\n\n{recalled}"}
         try:
@@ -287,6 +289,18 @@ class Agent:
             retries=result.retries,
             staged=(*from_flush, *conversation.memory_turn.staged),
         )
+
+    async def _recalled(
+        self, conversation: Conversation, text: str, prefetched: Prefetch | None
+    ) -> str:
+        """The provider's recalled block for this turn: the one started when the message
+        arrived if it was for this subject and text, else one started now."""
+        assert self.recall is not None
+        if prefetched is not None:
+            if prefetched.subject == conversation.subject and prefetched.text == text:
+                return await prefetched.task
+            prefetched.task.cancel()
+        return await self.recall.prefetch(conversation.subject, text)
 
     async def _keep_message(
         self,

@@ -32,6 +32,7 @@ from gateway.ledger import Inbound, Ledger
 from gateway.limits import Budgets
 from gateway.metrics import Metrics
 from gateway.pairing import PairingDesk
+from gateway.prefetch import EarlyRecall
 from gateway.replies import Replies
 from gateway.router import Router, RouterClosed
 from gateway.sessions import SessionKey
@@ -55,8 +56,10 @@ class Intake:
         replies: Replies,
         metrics: Metrics,
         settings: Callable[[], GatewaySettings],
+        early: EarlyRecall | None = None,
     ) -> None:
-        """``settings`` is read on every message: a reload applies to the next one."""
+        """``settings`` is read on every message: a reload applies to the next one;
+        ``early`` starts the memory provider's prefetch as a message is queued."""
         self.auth = auth
         self.adapters = adapters
         self.ledger = ledger
@@ -66,6 +69,7 @@ class Intake:
         self.replies = replies
         self.metrics = metrics
         self._settings = settings
+        self.early = early
         self.closing = False
 
     async def receive(self, message: InboundMessage) -> None:
@@ -100,6 +104,8 @@ class Intake:
             return
         with contextlib.suppress(RouterClosed):  # the row stays queued: the next start tells them
             self.router.submit(key, message)
+            if self.early is not None:
+                self.early.start(key, message)
 
     def key(self, message: InboundMessage) -> SessionKey:
         """The session ``message`` belongs to."""

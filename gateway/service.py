@@ -46,6 +46,7 @@ from gateway.logs import redact
 from gateway.metrics import Metrics, archive_bytes, memory_usage
 from gateway.outbox import Outbox
 from gateway.pairing import PairingDesk
+from gateway.prefetch import EarlyRecall
 from gateway.replies import Replies
 from gateway.router import Router
 from gateway.sessions import Sessions
@@ -108,8 +109,11 @@ class Gateway:
             skills=agent.skills,
             budget=self.budgets.status,
             admins=lambda: self.auth.access.admins,
+            provider=None if agent.recall is None else agent.recall.provider,
         )
+        self.early = None if agent.recall is None else EarlyRecall(agent.recall, self.sessions)
         self.turns = Turns(
+            early=self.early,
             agent=agent,
             auth=auth,
             adapters=self.adapters,
@@ -136,6 +140,7 @@ class Gateway:
             replies=self.replies,
             metrics=self.metrics,
             settings=lambda: self.settings,
+            early=self.early,
         )
         self._running = False
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -215,6 +220,8 @@ class Gateway:
                 log.warning(
                     "turns still running after %.0fs were cancelled", self.settings.drain_timeout_s
                 )
+            if self.early is not None:
+                self.early.close()  # no turn is left to take them
             await self.agent.aclose(timeout_s=self.settings.drain_timeout_s)
             await self._await_tasks(self.settings.drain_timeout_s)
             self.pairing_desk.notices.close()

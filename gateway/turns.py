@@ -28,6 +28,7 @@ from gateway.auth import Auth
 from gateway.commands import CommandReply, CommandRequest, Commands, parse_command
 from gateway.ledger import Ledger
 from gateway.metrics import Metrics
+from gateway.prefetch import EarlyRecall
 from gateway.replies import Replies, Track
 from gateway.sessions import SessionKey, Sessions
 from gateway.settings import Notify
@@ -57,6 +58,7 @@ class Turns:
         metrics: Metrics,
         track: Track,
         notify: Callable[[], Notify],
+        early: EarlyRecall | None = None,
     ) -> None:
         """``track`` runs background work the gateway awaits when it stops (typing, and
         what replies send later); ``notify`` is read when a review ends (a reload applies)."""
@@ -70,6 +72,7 @@ class Turns:
         self.metrics = metrics
         self._track = track
         self._notify = notify
+        self.early = early
 
     async def handle(self, key: SessionKey, batch: Sequence[InboundMessage]) -> None:
         """One lane's batch, in order: commands one by one, plain messages merged."""
@@ -109,6 +112,8 @@ class Turns:
     async def cancelled(self, key: SessionKey, batch: Sequence[InboundMessage]) -> None:
         """A batch cancelled mid-way: say so, which also marks its messages answered (they
         are archived; a restart must not ask for them again)."""
+        if self.early is not None:
+            self.early.take(batch)  # cancels what was started for them
         keys = tuple(m.dedup_key for m in batch)
         await self.replies.to(batch[-1], key, CANCELLED, answers=keys, markdown=False)
 
@@ -144,6 +149,7 @@ class Turns:
                 text,
                 speaker=None if shared else speaker,
                 author=last.sender.person,  # whose budget the turn counts against
+                prefetched=None if self.early is None else self.early.take(messages),
             )
         finally:
             done.set()

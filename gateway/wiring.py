@@ -19,6 +19,7 @@ from gateway.limits import Limits
 from gateway.logs import redact
 from gateway.metrics import Metrics
 from gateway.platforms import PLATFORMS
+from gateway.provider import recall_settings
 from gateway.service import Gateway
 from gateway.settings import GatewaySettings, PlatformPolicy
 from memory.archive import Archive
@@ -174,7 +175,11 @@ def build_gateway(
     and always tells of saved memory); ``provider`` is the memory provider beside the
     built-in memory, its calls counted in the gateway's metrics."""
     metrics = Metrics(platforms=adapters)  # with the process_* series (memory, fds)
-    recall = None if provider is None else Recall(provider, observe=metrics.provider_call)
+    recall = (
+        None
+        if provider is None
+        else Recall(provider, recall_settings(config), observe=metrics.provider_call)
+    )
     agent = build_agent(paths=paths, config=config, archive=archive, model=model, recall=recall)
     pairing = PairingStore(paths.home / "pairing.json", clock=clock)
     auth = Auth(rules or access(config), pairing)

@@ -20,8 +20,20 @@ OURS = set(PACKAGES)
 #: memory's subsystems; they share memory/files.py and memory/people.py, and only the
 #: scanner is used by the others.
 SUBSYSTEMS = ("archive", "curated", "skills", "scan")
-#: Imported by module name on purpose: the model SDK loads only when a command needs it.
-BY_MODULE = frozenset({"agent_core.models.openai", "agent_core.models.scripted"})
+#: Imported by module name on purpose: the model SDK, and a memory provider's libraries,
+#: load only when a command needs them.
+BY_MODULE = frozenset(
+    {
+        "agent_core.models.openai",
+        "agent_core.models.scripted",
+        "memory.providers.local",
+        "memory.providers.honcho",
+        "memory.providers.mem0",
+    }
+)
+#: Besides memory/archive/ and gateway/: the local memory provider keeps its tables in
+#: state.db and writes them through the archive's writer (``Archive.transact``).
+SQLITE_TOO = ("memory/providers/local/",)
 
 
 def _import_nodes(path: Path) -> Iterator[ast.Import | ast.ImportFrom]:
@@ -75,8 +87,12 @@ def _violations(rel: str, imported: str) -> str | None:
         return f"{rel} imports aiosqlite: only memory/archive/ may"
     # the gateway may: its delivery ledger runs on the archive's writer, and the CLI reports
     # sqlite3.Error for a state.db that is not a database
-    if top == "sqlite3" and package != "gateway" and not rel.startswith("memory/archive/"):
-        return f"{rel} imports sqlite3: only memory/archive/ (and gateway/) may"
+    if (
+        top == "sqlite3"
+        and package != "gateway"
+        and not rel.startswith(("memory/archive/", *SQLITE_TOO))
+    ):
+        return f"{rel} imports sqlite3: only memory/archive/ (and gateway/, {SQLITE_TOO}) may"
     return _subsystem_violation(rel, imported) or _through_the_package(rel, imported)
 
 

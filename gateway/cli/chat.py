@@ -94,6 +94,7 @@ def _chat(args: argparse.Namespace, paths: Paths, config: Config) -> int:
 
 async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> int:
     from adapters.console import ConsoleAdapter
+    from gateway.provider import open_provider
     from gateway.wiring import build_gateway, close_model
     from memory.archive import Archive
 
@@ -126,11 +127,15 @@ async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> 
         parts.callback(loop.remove_signal_handler, signal.SIGTERM)
         parts.callback(loop.remove_signal_handler, signal.SIGINT)
         archive = await parts.enter_async_context(await Archive.open(paths.state_db))
+        provider = await parts.enter_async_context(
+            open_provider(config, archive=archive, model=model)
+        )
         gateway = build_gateway(
             paths=paths,
             config=config,
             archive=archive,
             model=model,
+            provider=provider,
             adapters={"console": console},
             rules=console_access(config, user_id),
             settings=console_settings(config),

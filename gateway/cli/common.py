@@ -21,6 +21,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "pairing requests: list, approve, deny, revoke, block, unblock",
     ),
     "skills": ("gateway.cli.skills", "list, show and check skills"),
+    "provider": (
+        "gateway.cli.provider",
+        "the memory provider: status, search, reindex, card",
+    ),
     "doctor": (
         "gateway.cli.doctor",
         "check config, model, platform tokens, home, archive and memory",

@@ -51,8 +51,11 @@ from gateway.cli.preflight import check_environment
 from gateway.config import Config, Paths, memory_stores, secrets_of
 from gateway.logs import Redactor
 from gateway.platforms import PLATFORMS
+from gateway.provider import open_provider
 from gateway.terminal import visible
 from memory.archive import Archive
+from memory.providers import Subject
+from memory.providers.local import Embedder
 from memory.skills import SkillStore
 
 __all__ = ["Check", "register", "render_table", "run_checks"]
@@ -123,6 +126,7 @@ async def run_checks(
         _guard("archive", check_archive(paths)),
         _guard("memory", asyncio.to_thread(check_memory, paths, config)),
         _guard("skills", asyncio.to_thread(check_skills, paths)),
+        _guard("provider", check_provider(paths, config, environ, timeout_s)),
     )
     return [row for group in groups for row in group]
 
@@ -250,6 +254,43 @@ async def check_archive(paths: Paths) -> list[Check]:
     sessions, messages = counts.get("sessions", 0), counts.get("messages", 0)
     detail = f"integrity ok: {_count(sessions, 'session')}, {_count(messages, 'message')}"
     return [Check("archive", "ok", detail)]
+
+
+async def check_provider(
+    paths: Paths, config: Config, environ: Mapping[str, str], timeout_s: float
+) -> list[Check]:
+    """The memory provider ``memory.provider`` names: it starts and answers (the local one:
+    its extra is installed and how much of the archive it has indexed)."""
+    kind = config.memory.provider
+    if kind == "none":
+        return [Check("provider", "ok", "none: the built-in memory only (memory.provider)")]
+    if kind == "local" and not paths.state_db.exists():
+        missing = Embedder.installed()
+        return [Check("provider", "fail", missing) if missing else
+                Check("provider", "ok", "local: nothing archived yet")]  # fmt: skip
+    started = time.monotonic()
+    try:
+        async with (
+            await Archive.open(paths.state_db) as archive,
+            open_provider(config, archive=archive, model=None, environ=environ, index=False) as p,
+        ):
+            assert p is not None
+            async with asyncio.timeout(timeout_s):
+                status = getattr(p, "status", None)
+                report: dict[str, Any] = await status() if status else {}
+                if status is None:
+                    await p.context(Subject("mnemo-doctor-probe"))
+    except TimeoutError:
+        return [Check("provider", "fail", f"{kind}: {_late(timeout_s)}")]
+    except Exception as exc:  # ConfigError (extra, key), ProviderError, the SDK's own
+        return [Check("provider", "fail", f"{kind}: {_error(exc)}")]
+    if kind != "local":
+        return [Check("provider", "ok", f"{kind} answered in {_ms(started)}")]
+    left = report["to_index"]
+    detail = f"local: {report['indexed']} messages indexed, {report['cards']} cards"
+    if left:
+        detail += f"; {left} to index (the gateway does it, or `mnemo provider reindex`)"
+    return [Check("provider", "ok", detail)]
 
 
 def check_memory(paths: Paths, config: Config) -> list[Check]:

@@ -94,6 +94,7 @@ def _run(args: argparse.Namespace, paths: Paths, config: Config) -> int:
 
 async def _serve(paths: Paths, config: Config, adapters: dict[str, Adapter], model: Any) -> int:
     from gateway.ops_http import OpsServer
+    from gateway.provider import open_provider
     from gateway.wiring import access, build_gateway, close_model, gateway_settings
     from memory.archive import Archive
 
@@ -122,8 +123,16 @@ async def _serve(paths: Paths, config: Config, adapters: dict[str, Adapter], mod
     async with contextlib.AsyncExitStack() as parts:
         parts.push_async_callback(close_model, model)
         archive = await parts.enter_async_context(await Archive.open(paths.state_db))
+        provider = await parts.enter_async_context(
+            open_provider(config, archive=archive, model=model)
+        )
         gateway = build_gateway(
-            paths=paths, config=config, archive=archive, model=model, adapters=adapters
+            paths=paths,
+            config=config,
+            archive=archive,
+            model=model,
+            adapters=adapters,
+            provider=provider,
         )
         try:
             if config.ops.http.listen:

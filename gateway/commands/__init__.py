@@ -27,6 +27,7 @@ from gateway.pairing import PairingStore
 from gateway.sessions import Sessions
 from memory import MemoryStores
 from memory.archive import Archive, Searcher
+from memory.providers import Provider
 from memory.skills import SkillStore
 
 __all__ = [
@@ -116,6 +117,7 @@ class Commands:
         skills: SkillStore | None = None,
         budget: Callable[..., Awaitable[str]] | None = None,
         admins: Callable[[], Collection[str]] = frozenset,
+        provider: Provider | None = None,
     ) -> None:
         """``budget(person, admin=…)``: the /status line on their budgets (gateway.limits);
         ``admins()``: the configured admins (``telegram:123``), whom /pair block refuses."""
@@ -130,6 +132,7 @@ class Commands:
             skills=skills,
             budget=budget,
             admins=admins,
+            provider=provider,
         )
 
     async def run(self, request: CommandRequest) -> CommandReply:

@@ -18,6 +18,7 @@ from gateway.pairing import PairingStore
 from gateway.sessions import SessionKey, Sessions
 from memory import MemoryStore, MemoryStores
 from memory.archive import Archive, Searcher
+from memory.providers import Provider
 from memory.skills import SkillStore
 
 __all__ = ["CommandContext", "CommandReply", "CommandRequest", "Handler", "share"]
@@ -61,6 +62,7 @@ class CommandContext:
     skills: SkillStore | None = None
     budget: Callable[..., Awaitable[str]] | None = None
     admins: Callable[[], Collection[str]] = frozenset
+    provider: Provider | None = None  # the memory provider beside the built-in memory
 
     def store(self, person: str) -> MemoryStore:
         return self.stores.for_person(person)

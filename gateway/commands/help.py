@@ -20,6 +20,7 @@ work and about you, and I can search our past conversations.
 /status — this session: turns, tokens, memory usage
 /memory — everything I remember (/memory notes, /memory profile)
 /memory pending — memory writes waiting for your approval (approve ID / reject ID)
+/memory card — what I have noticed about you over time (with the local memory provider)
 /forget TEXT — forget the entry that matches TEXT
 /sessions — your recent sessions
 /search QUERY — search your past conversations
@@ -31,6 +32,7 @@ Admin commands:
 /admin sessions PERSON — a person's recent sessions
 /admin search PERSON QUERY — search a person's archive
 /admin blocked — memory entries the scanner keeps out of prompts
+/memory provider — the memory provider beside my own memory, and its health
 /admin stats — people, sessions, messages, turns and tokens today
 /admin pending PERSON — a person's (or a chat's) staged memory writes
 /admin approve PERSON ID, /admin reject PERSON ID — decide one

@@ -17,9 +17,20 @@ from gateway.commands.base import CommandContext, CommandReply, CommandRequest
 from gateway.terminal import visible
 from memory import FILE_NAMES, TARGETS, MemoryStore, MemoryTurn, Target
 from memory.curated import Refused, preview
+from memory.providers import Subject
 
-__all__ = ["decide", "forget_command", "memory_command", "pending", "show", "subject"]
+__all__ = [
+    "card",
+    "decide",
+    "forget_command",
+    "memory_command",
+    "pending",
+    "provider_status",
+    "show",
+    "subject",
+]
 
+PROVIDER_WAIT_S = 5.0
 TARGET_WORDS: dict[str, Target] = {"notes": "memory", "profile": "user"}
 
 
@@ -35,6 +46,12 @@ async def memory_command(context: CommandContext, request: CommandRequest) -> Co
             shown = f"The memory of this chat ({person}):\n{shown}"
         return CommandReply(shown)
     mine = person == request.person
+    if word == "card":
+        return await card(context, person, mine=mine)
+    if word == "provider":
+        if not request.admin:
+            return CommandReply("Sorry, /memory provider is for the admins of this bot.")
+        return await provider_status(context)
     if word == "pending":
         return await pending(context, person, mine=mine)
     if word in ("approve", "reject"):
@@ -42,7 +59,7 @@ async def memory_command(context: CommandContext, request: CommandRequest) -> Co
         if not pending_id:
             return CommandReply(f"Usage: /memory {word} ID (see /memory pending)")
         return await decide(context, request, person, word, pending_id, mine=mine)
-    return CommandReply("Usage: /memory [notes|profile|pending|approve ID|reject ID]")
+    return CommandReply("Usage: /memory [notes|profile|card|pending|approve ID|reject ID|provider]")
 
 
 async def forget_command(context: CommandContext, request: CommandRequest) -> CommandReply:
@@ -55,6 +72,45 @@ async def forget_command(context: CommandContext, request: CommandRequest) -> Co
     store = context.store(subject(context, request))
     store.write_approval = False  # the person's own hand, not the model's
     return CommandReply(await asyncio.to_thread(_forget, store, text))
+
+
+async def card(context: CommandContext, person: str, *, mine: bool) -> CommandReply:
+    """The memory provider's card of ``person`` (the local provider keeps one)."""
+    provider = context.provider
+    read = getattr(provider, "card", None)
+    if provider is None or read is None:
+        return CommandReply("No person card is kept here (the local memory provider keeps one).")
+    try:
+        async with asyncio.timeout(PROVIDER_WAIT_S):
+            found = await read(Subject(person, not mine))
+    except Exception as exc:
+        return CommandReply(f"The memory provider could not answer ({type(exc).__name__}).")
+    whose = "your" if mine else f"this chat's ({person})"
+    if found is None:
+        return CommandReply(f"No card yet for {whose} memory: one is written when a session ends.")
+    return CommandReply(f"The card of {whose} memory:\n{visible(found.text)}")
+
+
+async def provider_status(context: CommandContext) -> CommandReply:
+    """Which memory provider is active and how it is (admins)."""
+    provider = context.provider
+    if provider is None:
+        return CommandReply("No memory provider is active (memory.provider: none).")
+    status = getattr(provider, "status", None)
+    try:
+        async with asyncio.timeout(PROVIDER_WAIT_S):
+            if status is not None:
+                report = await status()
+            else:
+                await provider.context(Subject("mnemo-status-probe"))
+                report = {"provider": provider.name, "reachable": True}
+    except Exception as exc:
+        return CommandReply(
+            f"Memory provider {provider.name}: not answering ({type(exc).__name__})."
+        )
+    lines = [f"Memory provider {provider.name}:"]
+    lines += [f"{key}: {value}" for key, value in report.items() if key not in ("provider",)]
+    return CommandReply(visible("\n".join(lines)))
 
 
 def subject(context: CommandContext, request: CommandRequest) -> str:

@@ -56,14 +56,17 @@ __all__ = [
     "ConfigError",
     "DiscordConfig",
     "GatewayConfig",
+    "HonchoOptions",
     "HttpConfig",
     "LimitsConfig",
+    "Mem0Options",
     "MemoryConfig",
     "ModelConfig",
     "OpsConfig",
     "Paths",
     "PlatformConfig",
     "PlatformsConfig",
+    "ProviderOptions",
     "ReviewConfig",
     "SkillsConfig",
     "TelegramConfig",
@@ -89,6 +92,39 @@ class ReviewConfig(_Section):
     """A cheaper model name for reviews (default: model.name)."""
 
 
+class HonchoOptions(_Section):
+    base_url: HttpURL | None = None
+    """A self-hosted Honcho server, e.g. http://127.0.0.1:8000 (null: Honcho's service)."""
+    api_key_env: EnvName = "HONCHO_API_KEY"
+    """Environment variable holding the Honcho API key (a local server may need none)."""
+    workspace: str = Field(default="mnemo", min_length=1, max_length=100)
+    """The Honcho workspace mnemo keeps its peers and sessions in."""
+
+
+class Mem0Options(_Section):
+    base_url: HttpURL | None = None
+    """A self-hosted Mem0 server, e.g. http://127.0.0.1:8888 (null: Mem0's platform)."""
+    api_key_env: EnvName = "MEM0_API_KEY"
+    """Environment variable holding the Mem0 API key."""
+
+
+class ProviderOptions(_Section):
+    context_chars: int = Field(default=1500, ge=0, le=20_000)
+    """Characters of the provider's session block in the system prompt (0: none)."""
+    prefetch_chars: int = Field(default=2000, ge=0, le=20_000)
+    """Characters of recalled memory appended to a user message (0: none)."""
+    prefetch_timeout_ms: int = Field(default=300, gt=0, le=60_000)
+    """A turn waits at most this long for recalled memory, then goes on without it."""
+    timeout_s: float = Field(default=10.0, gt=0, le=600)
+    """Seconds every other provider call may take (session start, sync, session end)."""
+    card_chars: int = Field(default=1500, gt=0, le=20_000)
+    """local: characters a person card may hold."""
+    prefetch_results: int = Field(default=3, ge=0, le=20)
+    """local: past messages recalled for each new message, at most."""
+    honcho: HonchoOptions = HonchoOptions()
+    mem0: Mem0Options = Mem0Options()
+
+
 class MemoryConfig(_Section):
     memory_char_limit: int = Field(default=2200, gt=0, le=100_000)
     """Characters MEMORY.md (the agent's notes) may hold."""
@@ -105,6 +141,11 @@ class MemoryConfig(_Section):
     notify: Literal["off", "on", "verbose"] = "off"
     """Tell the person when a review saved something (one line; verbose: what)."""
     review: ReviewConfig = ReviewConfig()
+    provider: Literal["none", "local", "honcho", "mem0"] = "none"
+    """One memory provider beside the built-in memory: ``local`` (semantic recall and a
+    person card, on this machine; needs ``pip install 'mnemo[local]'``), ``honcho`` or
+    ``mem0`` (services: what people say is sent to them), or ``none``."""
+    provider_options: ProviderOptions = ProviderOptions()
 
 
 class ModelConfig(_Section):

@@ -21,7 +21,7 @@ from memory.archive.database import (
 )
 from memory.archive.migrations import MigrationError
 from memory.archive.query import ParsedQuery, parse_query
-from memory.archive.records import without_header
+from memory.archive.records import visible_clause, without_header
 from memory.archive.results import (
     Discovery,
     Hit,
@@ -75,6 +75,7 @@ __all__ = [
     "excerpt",
     "new_session_id",
     "parse_query",
+    "visible_clause",
     "when",
     "without_header",
 ]

@@ -18,7 +18,7 @@ from gateway.outbox import DeliveryPolicy
 from gateway.service import Gateway
 from gateway.wiring import build_gateway
 from memory.archive.database import Archive
-from tests.fakes.memory_provider import RecordingProvider
+from memory.providers import Provider
 from tests.gateway.harness import ChatAdapter
 
 ADMIN = "9"
@@ -88,7 +88,7 @@ class Rig:
         self.adapter = ChatAdapter()
         self.gateway = self.build()
 
-    def build(self, provider: RecordingProvider | None = None) -> Gateway:
+    def build(self, provider: Provider | None = None) -> Gateway:
         paths = Paths(self.home, self.home / "config.yaml", explicit_config=False)
         gateway = build_gateway(
             paths=paths,

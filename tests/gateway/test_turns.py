@@ -12,6 +12,7 @@ from pathlib import Path
 from adapters.base import Forbidden, RateLimited
 from gateway.wiring import access, gateway_settings
 from memory.archive.database import Archive
+from memory.providers import Subject
 from tests.fakes.memory_provider import RecordingProvider
 from tests.gateway.harness import InChat
 from tests.gateway.rig import ADMIN, Rig, config
@@ -307,3 +308,52 @@ async def test_an_approval_from_the_shell_is_announced_once(home: Path, archive:
     await asyncio.sleep(0.3)
     await rig.gateway.stop()
     assert len(rig.adapter.texts("77")) == 2 and "approved" in rig.adapter.texts("77")[1]
+
+
+async def test_a_queued_message_gets_its_recalled_memory_while_it_waits(
+    home: Path, archive: Archive
+) -> None:
+    """The provider's prefetch starts when the message is queued, not when its turn begins:
+    the second message's prefetch runs while the first message's turn is still running."""
+    made = Rig(home, archive, config(), delay=0.4)
+    sent_when_asked: list[int] = []
+
+    class Watching(RecordingProvider):
+        async def prefetch(self, subject: Subject, message: str) -> str:
+            sent_when_asked.append(len(made.adapter.sent))
+            return await super().prefetch(subject, message)
+
+    provider = Watching(delay={"prefetch": 0.02}, told={"telegram-1": ["an old message"]})
+    gateway = made.build(provider)
+    async with gateway:
+        await made.adapter.say("first")
+        await made.adapter.say("second")
+        await made.adapter.say("/status")  # commands are not prefetched
+        await made.adapter.wait_sent(3)
+        assert gateway.early is not None and len(gateway.early) == 0  # all taken
+    assert [message for _, message in provider.hooks("prefetch")] == ["first", "second"]
+    assert sent_when_asked == [0, 0]  # the second one before the first reply was sent
+    # the second turn used what was recalled when it arrived (before "first" was synced)
+    second = made.model.requests[1].messages[-1]["content"]
+    assert 'source="recording"' in second and "telegram-1 said: an old message" in second
+    # and it did not ask again when the turn began
+    assert len(provider.hooks("prefetch")) == 2
+
+
+async def test_a_prefetch_for_another_text_or_subject_is_not_used(
+    home: Path, archive: Archive
+) -> None:
+    provider = RecordingProvider()
+    made = Rig(home, archive, config())
+    gateway = made.build(provider)
+    async with gateway:
+        await made.adapter.say("hello")
+        await made.adapter.wait_sent(1)
+        conversation = gateway.sessions.peek(next(iter(gateway.sessions._live)))
+        assert conversation is not None and gateway.agent.recall is not None
+        stale = gateway.agent.recall.start(Subject("telegram-2"), "hello again")
+        outcome = await gateway.agent.turn(conversation, "hello again", prefetched=stale)
+    assert stale.task.cancelled()
+    assert outcome.reply.startswith("echo: hello again")
+    keys = [subject.key for subject, _ in provider.hooks("prefetch")]
+    assert keys.count("telegram-1") == 2  # asked anew for the right subject

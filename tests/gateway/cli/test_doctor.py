@@ -8,6 +8,7 @@ import asyncio
 import json
 import os
 import sqlite3
+import sys
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,15 +20,20 @@ from adapters.base import Forbidden, Unavailable
 from adapters.discord import probe as discord_probe
 from adapters.telegram import probe as telegram_probe
 from gateway.cli import main
+from gateway.cli.doctor import check_provider
+from gateway.config import Config, Paths, load_config
 from memory.archive.database import Archive
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import Error, FakeOpenAI, Mangled, Raw, Text
 from tests.fakes.telegram_server import FakeBotAPI
+from tests.memory.conftest import make_session, say
 
 TG_TOKEN = "123456:fake-telegram-token-for-tests"
 DC_TOKEN = "fake-discord-token-for-doctor-tests"
 API_KEY = "sk-fake-doctor-key-0123456789abcdef"
-CHECKS = ["config", "model", "telegram", "discord", "home", "archive", "memory", "skills"]
+CHECKS = [
+    "config", "model", "telegram", "discord", "home", "archive", "memory", "skills", "provider"
+]  # fmt: skip
 
 
 @dataclass
@@ -118,8 +124,8 @@ async def test_all_green_every_row_ok_and_nothing_disturbed(
     lines = out.splitlines()
     assert lines[0].split() == ["CHECK", "RESULT", "DETAIL"]
     column = lines[0].index("RESULT")
-    assert [line[:column].strip() for line in lines[1:9]] == CHECKS
-    assert all(line[column:].startswith("ok ") for line in lines[1:9])
+    assert [line[:column].strip() for line in lines[1 : 1 + len(CHECKS)]] == CHECKS
+    assert all(line[column:].startswith("ok ") for line in lines[1 : 1 + len(CHECKS)])
     assert lines[-1] == "0 failures, 0 warnings"
 
 
@@ -368,3 +374,48 @@ async def test_probes_accept_reject_and_report_network_trouble() -> None:
     with pytest.raises(Unavailable) as dc_down:
         await discord_probe(DC_TOKEN, api_base=discord_url, timeout=2)
     assert TG_TOKEN not in str(tg_down.value) and DC_TOKEN not in str(dc_down.value)
+
+
+# -- the memory provider row -----------------------------------------------------------
+
+
+def provider_home(home: Path, provider: str) -> tuple[Paths, Config]:
+    (home / "config.yaml").write_text(f"memory:\n  provider: {provider}\n", encoding="utf-8")
+    paths = Paths(home, home / "config.yaml", explicit_config=True)
+    return paths, load_config(paths)
+
+
+async def test_the_provider_row_says_which_provider_and_how_far_the_local_one_indexed(
+    home: Path,
+) -> None:
+    paths, config = provider_home(home, "none")
+    [row] = await check_provider(paths, config, {}, 3)
+    assert (row.result, row.detail) == ("ok", "none: the built-in memory only (memory.provider)")
+    pytest.importorskip(
+        "onnxruntime", reason="the local provider's extra: pip install 'mnemo[local]'"
+    )
+    paths, config = provider_home(home, "local")
+    [row] = await check_provider(paths, config, {}, 3)
+    assert (row.result, row.detail) == ("ok", "local: nothing archived yet")
+    async with await Archive.open(paths.state_db) as archive:
+        await make_session(archive, "a1", "telegram-1")
+        await say(archive, "a1", "telegram-1", "hello")
+    [row] = await check_provider(paths, config, {}, 3)
+    assert row.result == "ok"
+    assert row.detail == (
+        "local: 0 messages indexed, 0 cards; 2 to index (the gateway does it, or"
+        " `mnemo provider reindex`)"
+    )
+
+
+async def test_the_local_provider_without_its_extra_fails_the_row_with_the_fix(
+    home: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "onnxruntime", None)  # as if not installed
+    paths, config = provider_home(home, "local")
+    [row] = await check_provider(paths, config, {}, 3)
+    assert row.result == "fail" and "pip install 'mnemo[local]'" in row.detail
+    async with await Archive.open(paths.state_db):
+        pass
+    [row] = await check_provider(paths, config, {}, 3)
+    assert row.result == "fail" and "pip install 'mnemo[local]'" in row.detail

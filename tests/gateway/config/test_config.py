@@ -81,9 +81,13 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
             "memory.user_char_limit: input should be greater than 0",
         ),
         (
+            "memory:\n  provider: pinecone\n",
+            "memory.provider: expected one of 'none', 'local', 'honcho' or 'mem0', got 'pinecone'",
+        ),
+        (
             "memory:\n  colour: blue\n",
             "memory.colour: unknown key (allowed here: group_scope, memory_char_limit, notify,"
-            " review, scope, user_char_limit, write_approval)",
+            " provider, provider_options, review, scope, user_char_limit, write_approval)",
         ),
         (
             "memroy:\n  scope: shared\n",
@@ -213,8 +217,10 @@ def _nested(path: str, value: object) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_the_env_fields_are_the_four_we_know() -> None:
+def test_the_env_fields_are_the_six_we_know() -> None:
     assert _env_fields() == [
+        "memory.provider_options.honcho.api_key_env",
+        "memory.provider_options.mem0.api_key_env",
         "model.api_key_env",
         "platforms.telegram.token_env",
         "platforms.telegram.webhook_secret_env",

@@ -1,0 +1,113 @@
+"""The memory provider ``memory.provider`` names, opened for one process.
+
+``open_provider`` is an async context manager: it builds the provider (``none`` gives None),
+starts what it runs in the background (the local provider's indexer) and closes it on the
+way out. What a provider needs that is not in the config comes from here: the archive and
+the model (the local provider's card writer uses the review model), and the API keys, read
+from the environment variables the config names. A provider that cannot start (its extra is
+not installed, its key is missing) raises ``ConfigError`` with one line saying how to fix it,
+so ``mnemo run`` stops before it connects to any platform.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import AsyncIterator, Mapping
+
+from agent_core.card import ModelCardWriter
+from agent_core.models import Model
+from agent_core.recall import RecallSettings
+from gateway.config import Config, ConfigError
+from memory.archive import Archive
+from memory.providers import Provider, ProviderError
+
+__all__ = ["PROVIDERS", "open_provider", "recall_settings"]
+
+PROVIDERS = ("none", "local", "honcho", "mem0")
+
+
+def recall_settings(config: Config) -> RecallSettings:
+    options = config.memory.provider_options
+    return RecallSettings(
+        context_chars=options.context_chars,
+        prefetch_chars=options.prefetch_chars,
+        prefetch_timeout_ms=options.prefetch_timeout_ms,
+        timeout_s=options.timeout_s,
+    )
+
+
+@contextlib.asynccontextmanager
+async def open_provider(
+    config: Config,
+    *,
+    archive: Archive,
+    model: Model | None,
+    environ: Mapping[str, str] | None = None,
+    index: bool = True,
+) -> AsyncIterator[Provider | None]:
+    """The configured provider, started (``index``: the local indexer runs in the
+    background), closed on exit; None for ``none``. Without a ``model`` (the operator's
+    commands) person cards are read but not rewritten."""
+    kind = config.memory.provider
+    if kind == "none":
+        yield None
+        return
+    try:
+        provider = _build(config, archive=archive, model=model, environ=environ)
+    except (ValueError, ProviderError) as exc:  # e.g. a workspace name the service refuses
+        raise ConfigError([f"memory.provider: {kind}: {exc}"]) from None
+    try:
+        start = getattr(provider, "start", None)
+        if start is not None:
+            try:
+                await start(index=index)
+            except ProviderError as exc:
+                raise ConfigError([f"memory.provider: {kind}: {exc}"]) from None
+        yield provider
+    finally:
+        await provider.aclose()
+
+
+def _build(
+    config: Config, *, archive: Archive, model: Model | None, environ: Mapping[str, str] | None
+) -> Provider:
+    kind = config.memory.provider
+    options = config.memory.provider_options
+    env = os.environ if environ is None else environ
+    if kind == "local":
+        from memory.providers.local import (  # noqa: PLC0415 - numpy & co. only when chosen
+            LocalProvider,
+            LocalSettings,
+        )
+
+        review = config.memory.review.model
+        return LocalProvider(
+            archive,
+            writer=None if model is None else ModelCardWriter(model, review),
+            settings=LocalSettings(
+                card_chars=options.card_chars, prefetch_results=options.prefetch_results
+            ),
+        )
+    if kind == "honcho":
+        from memory.providers.honcho import HonchoProvider  # noqa: PLC0415
+
+        honcho = options.honcho
+        return HonchoProvider(
+            base_url=honcho.base_url,
+            api_key=env.get(honcho.api_key_env) or None,
+            workspace=honcho.workspace,
+            timeout_s=options.timeout_s,
+        )
+    if kind == "mem0":
+        from memory.providers.mem0 import Mem0Provider  # noqa: PLC0415
+
+        mem0 = options.mem0
+        key = env.get(mem0.api_key_env) or None
+        if key is None and mem0.base_url is None:
+            raise ConfigError(
+                [f"memory.provider: mem0: {mem0.api_key_env} is not set (needed for Mem0's"
+                 " platform; or point memory.provider_options.mem0.base_url at your server)"]
+            )  # fmt: skip
+        return Mem0Provider(base_url=mem0.base_url, api_key=key, timeout_s=options.timeout_s)
+    raise ConfigError([f"memory.provider: unknown provider {kind!r}"])  # pragma: no cover

@@ -1,0 +1,365 @@
+"""``LocalProvider``: semantic recall over a person's own archive and a person card, here.
+
+What it answers, and from where (nothing leaves the machine):
+
+* ``context`` (session start): the subject's person card (``cards``), or nothing;
+* ``prefetch`` (each turn): the few past messages closest to the new one, by meaning and by
+  words fused (reciprocal-rank fusion of the vector ranking and the archive's FTS ranking),
+  kept only when they are close enough in meaning to be worth the tokens, and never from the
+  session that is running (its messages are in the conversation already);
+* the ``recall(query)`` tool: the same search, more results, for the model to call;
+* ``sync_turn``: wakes the indexer (the archive already holds the exchange);
+* ``on_session_end``: the card is rewritten from the session and the previous card.
+
+The indexer is one background task: it embeds archived messages past its cursor in batches,
+in a worker thread on one core, so a turn never waits for it (``mnemo provider reindex``
+runs the same loop to the end in the foreground). Every read of messages is scoped by the
+archive's rule (the sessions the subject took part in), in SQL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from memory.archive import Archive, Searcher, visible_clause, when
+from memory.providers.base import Exchange, ProviderTool, SessionEnd, Subject
+from memory.providers.local.cards import Card, CardStore, CardWriter
+from memory.providers.local.embedder import Embedder
+from memory.providers.local.vectors import VectorStore, searchable
+
+__all__ = ["LocalProvider", "LocalSettings", "Recalled"]
+
+log = logging.getLogger(__name__)
+
+RRF_K = 60  # reciprocal-rank fusion: 1 / (RRF_K + rank), the constant of Cormack et al.
+
+
+@dataclass(frozen=True, slots=True)
+class LocalSettings:
+    card_chars: int = 1500
+    prefetch_results: int = 3
+    recall_results: int = 6
+    prefetch_similarity: float = 0.35  # cosine below which a message is not worth a prefetch
+    recall_similarity: float = 0.15
+    candidates: int = 40  # from each ranking, before fusion
+    batch: int = 32  # texts per model run
+    poll_s: float = 5.0  # the indexer looks for new messages at least this often
+    excerpt_chars: int = 300
+
+
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    """A past message found for a query: its cosine to the query and its fused rank score."""
+
+    message_id: int
+    session_id: str
+    role: str
+    created_at: float
+    text: str
+    similarity: float
+    score: float
+
+
+class LocalProvider:
+    """The ``local`` memory provider (see the module doc)."""
+
+    name = "local"
+
+    def __init__(
+        self,
+        archive: Archive,
+        *,
+        embedder: Embedder | None = None,
+        writer: CardWriter | None = None,
+        settings: LocalSettings | None = None,
+    ) -> None:
+        self.archive = archive
+        self.embedder = embedder or Embedder()
+        self.writer = writer
+        self.settings = settings or LocalSettings()
+        self.vectors = VectorStore(archive, self.embedder.model_id, self.embedder.dimension)
+        self.cards = CardStore(archive, self.settings.card_chars)
+        self.searcher = Searcher(archive)
+        self._wake = asyncio.Event()
+        self._indexer: asyncio.Task[None] | None = None
+        self._running: dict[str, str] = {}  # subject key -> its session that last synced
+        self._warming: set[asyncio.Task[None]] = set()
+        self.last_error: str | None = None
+
+    # -- life -----------------------------------------------------------------------------
+
+    async def start(self, *, index: bool = True) -> None:
+        """Load the model, create the tables, and (``index``) start the background indexer.
+        Raises ``LocalUnavailable`` when the extra is not installed."""
+        await asyncio.to_thread(self.embedder.load)
+        await self.vectors.prepare()
+        if index and self._indexer is None:
+            self._indexer = asyncio.create_task(self._index_forever(), name="local-indexer")
+
+    async def aclose(self) -> None:
+        for warming in list(self._warming):
+            warming.cancel()
+        task, self._indexer = self._indexer, None
+        if task is not None:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+
+    # -- the index ------------------------------------------------------------------------
+
+    async def index_some(self, limit: int = 256) -> int:
+        """Embed up to ``limit`` messages past the cursor; how many were embedded."""
+        import numpy as np  # noqa: PLC0415
+
+        pending = await self.vectors.pending(limit)
+        if not pending.items:
+            return 0
+        # similar lengths in one model run: less padding to compute
+        items = sorted(pending.items, key=lambda item: len(item[1]))
+        ids: list[int] = []
+        parts = []
+        size = self.settings.batch
+        for start in range(0, len(items), size):
+            chunk = items[start : start + size]
+            parts.append(await asyncio.to_thread(self.embedder.embed, [t for _, t in chunk]))
+            ids.extend(i for i, _ in chunk)
+        await self.vectors.save(ids, np.concatenate(parts), pending.last_id)
+        return len(ids)
+
+    async def reindex(self, *, fresh: bool = False, progress: Any = None) -> int:
+        """Index everything not indexed yet (``fresh``: drop all vectors first); the count.
+        ``progress(done, total)`` is called after each batch."""
+        if fresh:
+            await self.vectors.clear()
+        done = 0
+        indexed, total = await self.vectors.counts()
+        while count := await self.index_some():
+            done += count
+            if progress is not None:
+                progress(indexed + done, total)
+        return done
+
+    async def _index_forever(self) -> None:
+        while True:
+            try:
+                count = await self.index_some()
+                self.last_error = None
+            except Exception as exc:  # keep serving; say so once per kind of failure
+                message = f"{type(exc).__name__}: {str(exc)[:200]}"
+                if message != self.last_error:
+                    log.warning("local provider: indexing failed: %s", message)
+                self.last_error = message
+                count = 0
+            if count:
+                continue
+            self._wake.clear()
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._wake.wait(), self.settings.poll_s)
+
+    # -- search ---------------------------------------------------------------------------
+
+    async def search(
+        self,
+        subject: Subject,
+        query: str,
+        *,
+        limit: int,
+        min_similarity: float,
+        exclude_session: str | None = None,
+    ) -> list[Recalled]:
+        """The best ``limit`` of the subject's past messages for ``query``, fused."""
+        import numpy as np  # noqa: PLC0415
+
+        if not query.strip():
+            return []
+        async with asyncio.TaskGroup() as group:  # one fails: the others are cancelled
+            vectors = group.create_task(self.vectors.matrix(subject.key))
+            by_words = group.create_task(self._words(subject, query))
+            embedded = group.create_task(asyncio.to_thread(self.embedder.embed, [query[:2000]]))
+        (ids, matrix), words, q = vectors.result(), by_words.result(), embedded.result()[0]
+        sims = matrix @ q if len(ids) else np.zeros(0, dtype=np.float32)
+        n = min(self.settings.candidates, len(ids))
+        by_meaning = [int(ids[i]) for i in _top(sims, n)] if n else []
+        scores: dict[int, float] = {}
+        for ranking in (by_meaning, words):
+            for rank, message_id in enumerate(ranking):
+                scores[message_id] = scores.get(message_id, 0.0) + 1 / (RRF_K + rank + 1)
+        similarity = _lookup(ids, sims)
+        ranked = sorted(scores, key=lambda m: (-scores[m], -m))
+        found = await self._read(subject, ranked, exclude_session)
+        results = []
+        for message_id in ranked:
+            row = found.get(message_id)
+            cosine = similarity(message_id)
+            if row is None or cosine < min_similarity:
+                continue
+            results.append(Recalled(*row, similarity=cosine, score=scores[message_id]))
+            if len(results) == limit:
+                break
+        return results
+
+    async def _words(self, subject: Subject, query: str) -> list[int]:
+        """Message ids the archive's word search ranks first for ``query``."""
+        try:
+            groups, _ = await self.searcher.find_grouped(
+                query,
+                viewer=subject.key,
+                limit=self.settings.candidates // 3,
+                per_session=3,
+                conversation_only=True,
+            )
+        except Exception as exc:  # the vector ranking still answers
+            log.warning("local provider: word search failed: %s", type(exc).__name__)
+            return []
+        return [hit.message_id for group in groups for hit in group]
+
+    async def _read(
+        self, subject: Subject, ids: Sequence[int], exclude_session: str | None
+    ) -> dict[int, tuple[int, str, str, float, str]]:
+        """The messages among ``ids`` the subject may see (scoped in SQL)."""
+        if not ids:
+            return {}
+        params: dict[str, Any] = {f"m{n}": message_id for n, message_id in enumerate(ids)}
+        params.update(viewer=subject.key, exclude=exclude_session)
+        sql = (
+            "SELECT m.id, m.session_id, m.role, m.created_at, m.content FROM messages m"
+            f" WHERE m.id IN ({','.join(':' + name for name in params if name[0] == 'm')})"
+            f" AND {visible_clause('m.session_id')} AND m.role IN ('user', 'assistant')"
+        )
+        if exclude_session is not None:
+            sql += " AND m.session_id != :exclude"
+        async with self.archive.reader() as db:
+            rows = await db.execute_fetchall(sql, params)
+        return {
+            int(r[0]): (int(r[0]), str(r[1]), str(r[2]), float(r[3]), searchable(r[2], r[4]))
+            for r in rows
+        }
+
+    # -- the hooks ------------------------------------------------------------------------
+
+    async def context(self, subject: Subject) -> str:
+        card = await self.cards.get(subject.key)
+        # a session starts here: read the subject's vectors now, not on the first prefetch
+        task = asyncio.create_task(self._warm(subject), name="local-warm")
+        self._warming.add(task)
+        task.add_done_callback(self._warming.discard)
+        return card.text if card is not None else ""
+
+    async def _warm(self, subject: Subject) -> None:
+        with contextlib.suppress(Exception):
+            await self.vectors.matrix(subject.key)
+
+    async def prefetch(self, subject: Subject, message: str) -> str:
+        found = await self.search(
+            subject,
+            message,
+            limit=self.settings.prefetch_results,
+            min_similarity=self.settings.prefetch_similarity,
+            exclude_session=self._running.get(subject.key),
+        )
+        return "\n".join(self._line(item) for item in found)
+
+    def _line(self, item: Recalled) -> str:
+        who = "they said" if item.role == "user" else "you replied"
+        text = " ".join(item.text.split())
+        cut = self.settings.excerpt_chars
+        if len(text) > cut:
+            text = text[: cut - 1] + "…"
+        return f"- {when(item.created_at)}, {who}: {text}"
+
+    async def sync_turn(self, exchange: Exchange) -> None:
+        self._running[exchange.subject.key] = exchange.session_id
+        self._wake.set()
+
+    async def on_session_end(self, end: SessionEnd) -> None:
+        if self._running.get(end.subject.key) == end.session_id:
+            del self._running[end.subject.key]
+        if self.writer is None or not any(role == "user" for role, _ in end.messages):
+            return
+        previous = await self.cards.get(end.subject.key)
+        text = await self.writer(
+            previous.text if previous else "", end.messages, self.settings.card_chars
+        )
+        await self.cards.put(end.subject.key, text, end.session_id)
+
+    async def on_memory_write(self, subject: Subject, action: str, target: str, entry: str) -> None:
+        """Nothing to mirror: the built-in memory is in the prompt already, and the card is
+        about what the person did not state as a fact."""
+
+    def tools(self, subject: Subject) -> Sequence[ProviderTool]:
+        settings = self.settings
+        running = self._running
+
+        async def recall(query: str) -> dict[str, Any]:
+            """Search everything this person and you said in past conversations by meaning,
+            not only by words: finds what was said in other words than the query's. Use it
+            when session_search finds nothing or the question is vague; each result gives the
+            session_id and message_id to open with session_search."""
+            found = await self.search(
+                subject,
+                query,
+                limit=settings.recall_results,
+                min_similarity=settings.recall_similarity,
+                exclude_session=running.get(subject.key),
+            )
+            return {
+                "results": [
+                    {
+                        "session_id": item.session_id,
+                        "message_id": item.message_id,
+                        "when": when(item.created_at),
+                        "role": item.role,
+                        "text": self._line(item).split(": ", 1)[1],
+                    }
+                    for item in found
+                ]
+            }
+
+        return (recall,)
+
+    # -- for operators --------------------------------------------------------------------
+
+    async def card(self, subject: Subject) -> Card | None:
+        return await self.cards.get(subject.key)
+
+    async def status(self) -> dict[str, Any]:
+        indexed, total = await self.vectors.counts()
+        return {
+            "provider": self.name,
+            "model": self.embedder.model_id,
+            "indexed": indexed,
+            "to_index": max(0, total - indexed),
+            "cards": await self.cards.count(),
+            "indexer": "running" if self._indexer is not None else "stopped",
+            "last_error": self.last_error,
+            "checked_at": time.time(),
+        }
+
+
+def _top(values: Any, n: int) -> list[int]:
+    """Indexes of the ``n`` largest values, largest first."""
+    import numpy as np  # noqa: PLC0415
+
+    if n >= len(values):
+        return [int(i) for i in np.argsort(-values)]
+    part = np.argpartition(-values, n - 1)[:n]
+    return [int(i) for i in part[np.argsort(-values[part])]]
+
+
+def _lookup(ids: Any, sims: Any) -> Any:
+    """``message id -> cosine`` over the sorted ``ids`` (0 for an id without a vector)."""
+    import numpy as np  # noqa: PLC0415
+
+    def similarity(message_id: int) -> float:
+        at = int(np.searchsorted(ids, message_id))
+        if at < len(ids) and int(ids[at]) == message_id:
+            return float(sims[at])
+        return 0.0
+
+    return similarity

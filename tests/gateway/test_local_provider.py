@@ -1,0 +1,124 @@
+"""The local memory provider through the gateway: a real model of sentences, a real archive,
+the in-process chat adapter and a scripted chat model (skipped, saying so, without `pip
+install 'mnemo[local]'`)."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from agent_core.card import CARD_INSTRUCTION, ModelCardWriter
+from agent_core.models import ChatMessage, ModelReply, ToolSpec
+from agent_core.models.scripted import ScriptedModel
+from agent_core.recall import FENCE
+from gateway.service import Gateway
+from memory.archive.database import Archive
+from memory.providers import Subject
+from tests.gateway.rig import ADMIN, Rig, config, responder
+
+pytest.importorskip("onnxruntime", reason="the local provider's extra: pip install 'mnemo[local]'")
+
+from memory.providers.local import Embedder, LocalProvider
+
+CARD = "Works on a thesis about river ecology; prefers bullet points."
+
+
+@pytest.fixture(scope="module")
+def embedder() -> Embedder:
+    model = Embedder()
+    model.load()
+    return model
+
+
+def with_cards() -> ScriptedModel:
+    """The rig's echo model, which also writes person cards when asked."""
+    echo = responder()
+
+    async def answer(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelReply:
+        if str(messages[0]["content"]).startswith(CARD_INSTRUCTION[:40]):
+            return ModelReply(CARD)
+        return await echo(messages, tools)
+
+    return ScriptedModel(respond=answer)
+
+
+@pytest.fixture
+async def local(
+    home: Path, archive: Archive, embedder: Embedder
+) -> AsyncIterator[tuple[Rig, Gateway, LocalProvider]]:
+    rig = Rig(home, archive, config())
+    rig.model = with_cards()
+    provider = LocalProvider(archive, embedder=embedder, writer=ModelCardWriter(rig.model))
+    await provider.start()
+    gateway = rig.build(provider)
+    async with gateway:
+        yield rig, gateway, provider
+    await provider.aclose()
+
+
+async def wait_indexed(provider: LocalProvider, count: int) -> None:
+    for _ in range(300):
+        if (await provider.vectors.counts())[0] >= count:
+            return
+        await asyncio.sleep(0.02)
+    raise AssertionError(f"not indexed: {await provider.vectors.counts()}")
+
+
+async def test_a_later_session_recalls_by_meaning_in_the_user_message_only(
+    local: tuple[Rig, Gateway, LocalProvider],
+) -> None:
+    rig, _, provider = local
+    await rig.adapter.say("I adopted a grey kitten called Miso", user="1")
+    await rig.adapter.wait_sent(1, chat="1")
+    await rig.adapter.say("My cat Pixel sleeps on my keyboard", user="2")
+    await rig.adapter.wait_sent(1, chat="2")
+    await rig.adapter.say("/new", user="1")
+    await rig.adapter.wait_sent(2, chat="1")
+    await wait_indexed(provider, 4)
+    for _ in range(300):  # the card is written in the background after /new
+        if await provider.card(Subject("telegram-1")) is not None:
+            break
+        await asyncio.sleep(0.02)
+    asked = len(rig.model.requests)
+    await rig.adapter.say("Which animal do I live with?", user="1")
+    await rig.adapter.wait_sent(3, chat="1")
+    request = rig.model.requests[asked]
+    user = request.messages[-1]["content"]
+    assert f'<{FENCE} source="local">' in user and "Miso" in user
+    assert "Pixel" not in str(request.messages)  # person 2's cat never reaches person 1
+    system = request.messages[0]["content"]
+    assert FENCE not in system and "Miso" not in system
+    # the card person 1's first session left is in the new session's frozen prompt
+    assert CARD in system
+
+
+async def test_memory_card_and_provider_commands(local: tuple[Rig, Gateway, LocalProvider]) -> None:
+    rig, _, _ = local
+    await rig.adapter.say("/memory card", user="1")
+    await rig.adapter.wait_sent(1, chat="1")
+    assert "No card yet for your memory" in rig.adapter.texts("1")[0]
+    await rig.adapter.say("I am writing a thesis on rivers", user="1")
+    await rig.adapter.wait_sent(2, chat="1")
+    await rig.adapter.say("/new", user="1")
+    await rig.adapter.wait_sent(3, chat="1")
+    for _ in range(100):  # the card is written in the background
+        await rig.adapter.say("/memory card", user="1")
+        await rig.adapter.wait_sent(4, chat="1")
+        if CARD in rig.adapter.texts("1")[-1]:
+            break
+        rig.adapter.sent.pop()
+        await asyncio.sleep(0.02)
+    assert rig.adapter.texts("1")[-1] == f"The card of your memory:\n{CARD}"
+    await rig.adapter.say("/memory card", user="2")
+    await rig.adapter.wait_sent(1, chat="2")
+    assert CARD not in rig.adapter.texts("2")[0]
+    await rig.adapter.say("/memory provider", user="2")
+    await rig.adapter.wait_sent(2, chat="2")
+    assert "for the admins" in rig.adapter.texts("2")[1]
+    await rig.adapter.say("/memory provider", user=ADMIN)
+    await rig.adapter.wait_sent(1, chat=ADMIN)
+    status = rig.adapter.texts(ADMIN)[0]
+    assert status.startswith("Memory provider local:") and "indexer: running" in status
