@@ -51,7 +51,7 @@ from bench.recall_bank_base import KINDS
 from bench.recall_data import BANKS, Dataset, Message, Question, Session, generate
 from memory.archive import Archive, NewMessage, SessionSpec
 
-SYSTEMS = ("ours", "ours + context", "fts5", "porter")
+SYSTEMS = ("ours", "ours + context", "fts5", "porter", "local")
 BASELINES = {  # table name -> tokenizer; only the stemmer differs
     "fts5": "unicode61 remove_diacritics 2",
     "porter": "porter unicode61 remove_diacritics 2",
@@ -225,6 +225,7 @@ class Config:
     sessions: int = 25
     seed: int = 7
     headers: bool = True  # user messages as the agent archives them, with the time header
+    local: bool = False  # also the local memory provider's search (needs mnemo[local])
 
 
 @dataclass
@@ -248,6 +249,10 @@ class Result:
         ranked = self.rankings[system]
         return sum(recall_at(ranked[q.id], q.evidence, k) for q in chosen) / len(chosen)
 
+    @property
+    def systems(self) -> tuple[str, ...]:
+        return tuple(system for system in SYSTEMS if self.rankings.get(system))
+
     def counts(self) -> dict[str, int]:
         return {kind: sum(q.kind == kind for q in self.questions) for kind in KINDS}
 
@@ -264,6 +269,8 @@ async def run(config: Config, workdir: Path) -> Result:
     messages = [m for s in data.sessions for m in s.messages]
     content = {m.id: stored_text(m, headers=config.headers) for m in messages}
     rankings: dict[str, dict[str, list[str]]] = {system: {} for system in SYSTEMS}
+    if not config.local:
+        del rankings["local"]
     result = Result(config, len(messages), len(data.sessions), data.questions, rankings)
     result.texts = {m.id: f"{m.role}: {m.text}" for m in messages}
     seconds = result.seconds
@@ -306,10 +313,35 @@ async def run(config: Config, workdir: Path) -> Result:
             plain = await tools[question.person].invoke(json.dumps({"query": question.text}))
             result.default_chars.append(len(plain))
         seconds["ask ours"] = time.perf_counter() - mark
+        if config.local:
+            await ask_local(archive, data.questions, to_gid, result)
     finally:
         await archive.close()
     seconds["total"] = time.perf_counter() - started
     return result
+
+
+async def ask_local(
+    archive: Archive, questions: Sequence[Question], to_gid: dict[int, str], result: Result
+) -> None:
+    """The local provider: embed every message (timed), then its fused search per question,
+    as the person who owns it (``min_similarity`` 0: a ranking, not a prefetch's cut)."""
+    from memory.providers import Subject  # noqa: PLC0415 - only with --local
+    from memory.providers.local import LocalProvider  # noqa: PLC0415
+
+    provider = LocalProvider(archive)
+    await provider.start(index=False)
+    mark = time.perf_counter()
+    await provider.reindex()
+    result.seconds["embed local"] = time.perf_counter() - mark
+    mark = time.perf_counter()
+    for question in questions:
+        found = await provider.search(
+            Subject(question.person), question.text, limit=LIMIT, min_similarity=0.0
+        )
+        result.rankings["local"][question.id] = [to_gid[item.message_id] for item in found]
+    result.seconds["ask local"] = time.perf_counter() - mark
+    await provider.aclose()
 
 
 # -- the report -----------------------------------------------------------------------------
@@ -331,14 +363,14 @@ def render(result: Result) -> str:
     counts = result.counts()
     cell = 18
     rows = [
-        f"{'':12}{'':>5}" + "".join(f" | {system:<{cell - 3}}" for system in SYSTEMS),
+        f"{'':12}{'':>5}" + "".join(f" | {system:<{cell - 3}}" for system in result.systems),
         f"{'kind':12}{'n':>5}"
-        + "".join(" | " + "".join(f"{'@' + str(k):>5}" for k in KS) for _ in SYSTEMS),
+        + "".join(" | " + "".join(f"{'@' + str(k):>5}" for k in KS) for _ in result.systems),
     ]
     for kind in (*KINDS, None):
         n = counts[kind] if kind is not None else len(result.questions)
         line = f"{kind or 'all':12}{n:>5}"
-        for system in SYSTEMS:
+        for system in result.systems:
             line += " | " + "".join(f"{result.recall(system, kind, k):5.2f}" for k in KS)
         rows.append(line)
     rows.insert(2, "-" * len(rows[1]))
@@ -415,7 +447,7 @@ def figures(result: Result) -> dict[str, Any]:
                 kind or "all": {str(k): round(result.recall(system, kind, k), 4) for k in KS}
                 for kind in (*KINDS, None)
             }
-            for system in SYSTEMS
+            for system in result.systems
         },
         "latency_ms": {
             "p50": round(percentile(result.latencies_ms, 50), 2),
@@ -453,6 +485,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     parser.add_argument("--json", type=Path, metavar="FILE", help="also write the figures")
     parser.add_argument(
+        "--local", action="store_true", help="also the local memory provider (mnemo[local])"
+    )
+    parser.add_argument(
         "--misses",
         type=int,
         default=0,
@@ -464,7 +499,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error(
             "--misses reads the questions: only with --bank tune (heldout is not tuned on)"
         )
-    config = Config(args.bank, args.people, args.sessions, args.seed, not args.no_headers)
+    config = Config(
+        args.bank, args.people, args.sessions, args.seed, not args.no_headers, args.local
+    )
     with tempfile.TemporaryDirectory(prefix="mnemo-recall-") as workdir:
         result = asyncio.run(run(config, Path(workdir)))
     print(header(result))

@@ -17,6 +17,7 @@ from agent_core.recall import FENCE
 from gateway.service import Gateway
 from memory.archive.database import Archive
 from memory.providers import Subject
+from tests.gateway.harness import InChat
 from tests.gateway.rig import ADMIN, Rig, config, responder
 
 pytest.importorskip("onnxruntime", reason="the local provider's extra: pip install 'mnemo[local]'")
@@ -122,3 +123,27 @@ async def test_memory_card_and_provider_commands(local: tuple[Rig, Gateway, Loca
     await rig.adapter.wait_sent(1, chat=ADMIN)
     status = rig.adapter.texts(ADMIN)[0]
     assert status.startswith("Memory provider local:") and "indexer: running" in status
+
+
+async def test_a_group_recalls_its_own_history_and_never_a_members_private_one(
+    local: tuple[Rig, Gateway, LocalProvider],
+) -> None:
+    rig, _, provider = local
+    group: InChat = {"chat": "-100", "chat_type": "group"}
+    await rig.adapter.say("I adopted a grey kitten called Miso", user="1")
+    await rig.adapter.wait_sent(1, chat="1")
+    await rig.adapter.say(
+        "The team offsite will be in Lisbon this year", user="2", mention=True, **group
+    )
+    await rig.adapter.wait_sent(1, chat="-100")
+    await rig.adapter.say("/new", user=ADMIN, mention=True, **group)
+    await rig.adapter.wait_sent(2, chat="-100")
+    await wait_indexed(provider, 4)
+    asked = len(rig.model.requests)
+    await rig.adapter.say("Where is our team offsite this year?", user="1", mention=True, **group)
+    await rig.adapter.wait_sent(3, chat="-100")
+    assert "Lisbon" in str(rig.model.requests[asked].messages)  # the group's own history
+    # member 1's private chat never: not even the closest candidates the group may see
+    group_subject = Subject("telegram-chat--100", group=True)
+    found = await provider.search(group_subject, "my grey kitten", limit=20, min_similarity=0.0)
+    assert found and not any("Miso" in item.text for item in found)

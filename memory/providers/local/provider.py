@@ -5,8 +5,8 @@ What it answers, and from where (nothing leaves the machine):
 * ``context`` (session start): the subject's person card (``cards``), or nothing;
 * ``prefetch`` (each turn): the few past messages closest to the new one, by meaning and by
   words fused (reciprocal-rank fusion of the vector ranking and the archive's FTS ranking),
-  kept only when they are close enough in meaning to be worth the tokens, and never from the
-  session that is running (its messages are in the conversation already);
+  kept only when they are close enough in meaning to be worth the tokens, and never from a
+  person's private session that is running (its messages are in the conversation already);
 * the ``recall(query)`` tool: the same search, more results, for the model to call;
 * ``sync_turn``: wakes the indexer (the archive already holds the exchange);
 * ``on_session_end``: the card is rewritten from the session and the previous card.
@@ -274,7 +274,10 @@ class LocalProvider:
         return f"- {when(item.created_at)}, {who}: {text}"
 
     async def sync_turn(self, exchange: Exchange) -> None:
-        self._running[exchange.subject.key] = exchange.session_id
+        if not exchange.subject.group:
+            # a person has one private session at a time; a group's members may each have
+            # a session of the group's own subject, so no one of them is "the running one"
+            self._running[exchange.subject.key] = exchange.session_id
         self._wake.set()
 
     async def on_session_end(self, end: SessionEnd) -> None:
