@@ -158,8 +158,8 @@ class Recall:
     def _checked(self, hook: str, text: object, limit: int) -> tuple[str, str]:
         """Cut first (a provider's text may be any size; only what is kept is scanned, so a
         scan never holds the event loop long), then scanned."""
-        if not isinstance(text, str) or not text.strip():
-            return "", "empty"
+        if not isinstance(text, str) or not text.strip() or limit <= 0:
+            return "", "empty"  # a budget of 0 turns the block off
         text = text.strip()
         if len(text) > limit:
             text = text[: limit - 1].rstrip() + "…"

@@ -253,6 +253,17 @@ async def test_a_huge_recalled_text_is_cut_to_its_budget(home: Path, archive: Ar
     assert block.startswith("likes trains.") and len(block.split("\n\n")[0]) == 300
 
 
+async def test_a_budget_of_zero_turns_a_block_off(home: Path, archive: Archive) -> None:
+    provider = RecordingProvider(context_text={"telegram-1": "likes trains"})
+    provider.told["telegram-1"] = ["an earlier message"]
+    model = ScriptedModel(respond=lambda m, t: ModelReply(content="ok"))
+    a = make(home, archive, model, provider, context_chars=0, prefetch_chars=0)
+    conversation = await start(a, "telegram-1")
+    await a.turn(conversation, "hello")
+    assert context_heading("recording") not in conversation.system["content"]
+    assert FENCE not in str(model.requests[-1].messages)
+
+
 async def test_a_provider_cannot_replace_a_built_in_tool(
     home: Path, archive: Archive, caplog: pytest.LogCaptureFixture
 ) -> None:
