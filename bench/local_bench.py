@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import platform
 import statistics
 import sys
@@ -42,6 +43,26 @@ from bench.archive_load import LoadState, connect_sync, load_bulk
 from memory.archive import Archive, Searcher
 from memory.providers import Subject
 from memory.providers.local import Embedder, LocalProvider, LocalSettings
+
+
+async def embed_rates(archive: Archive, cores: int, sample: int = 1000) -> dict[str, float]:
+    """Messages/s of the model alone on the first ``sample`` messages, one core (the
+    gateway's background indexer) and every core (``provider reindex``), side by side."""
+    probe = LocalProvider(archive)
+    await probe.start(index=False)
+    texts = sorted((text for _, text in (await probe.vectors.pending(sample)).items), key=len)
+    rates = {}
+    for threads in dict.fromkeys((1, cores)):
+        model = Embedder(threads=threads)
+        model.load()
+        started = time.perf_counter()
+        for at in range(0, len(texts), 32):
+            await asyncio.to_thread(model.embed, texts[at : at + 32])
+        rates[f"{threads} thread{'s' if threads > 1 else ''}"] = len(texts) / (
+            time.perf_counter() - started
+        )
+    await probe.aclose()
+    return rates
 
 
 def progress(done: int, total: int) -> None:
@@ -87,7 +108,12 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     subject = Subject(person)
     queries = [" ".join(s.words) for s in data.samples if s.words][: args.queries]
     async with await Archive.open(workdir / "state.db") as archive:
-        provider = LocalProvider(archive, embedder=Embedder(), settings=LocalSettings())
+        cores = os.cpu_count() or 1
+        rates = await embed_rates(archive, cores)
+        # the backfill as `mnemo provider reindex` runs it: every core
+        provider = LocalProvider(
+            archive, embedder=Embedder(threads=cores), settings=LocalSettings()
+        )
         await provider.start(index=False)
         started = time.perf_counter()
         embedded = await provider.reindex(progress=progress)
@@ -117,6 +143,8 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         await provider.aclose()
     return {
         "messages": args.messages,
+        "cores": cores,
+        "embed_per_s": rates,
         "embedded": embedded,
         "backfill_s": backfill_s,
         "backfill_per_s": embedded / backfill_s if backfill_s else 0.0,
@@ -138,7 +166,10 @@ def render(result: dict[str, Any]) -> str:
         f"local provider, one person with {result['messages']:,} messages"
         f" ({platform.python_implementation()} {platform.python_version()},"
         f" {platform.machine()})",
-        f"backfill: {result['embedded']:,} messages embedded in {result['backfill_s']:.0f} s"
+        "the model alone, messages/s: "
+        + ", ".join(f"{name} {rate:.0f}" for name, rate in result["embed_per_s"].items()),
+        f"backfill on {result['cores']} cores: {result['embedded']:,} messages embedded in"
+        f" {result['backfill_s']:.0f} s"
         f" = {result['backfill_per_s']:.0f} messages/s"
         f" (100,000 would take {100_000 / max(result['backfill_per_s'], 1e-9) / 60:.1f} min)",
         "",

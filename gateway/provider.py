@@ -45,16 +45,18 @@ async def open_provider(
     model: Model | None,
     environ: Mapping[str, str] | None = None,
     index: bool = True,
+    threads: int = 1,
 ) -> AsyncIterator[Provider | None]:
     """The configured provider, started (``index``: the local indexer runs in the
     background), closed on exit; None for ``none``. Without a ``model`` (the operator's
-    commands) person cards are read but not rewritten."""
+    commands) person cards are read but not rewritten. ``threads``: cores the local
+    provider's model may use (1 beside a running gateway; all for `provider reindex`)."""
     kind = config.memory.provider
     if kind == "none":
         yield None
         return
     try:
-        provider = _build(config, archive=archive, model=model, environ=environ)
+        provider = _build(config, archive=archive, model=model, environ=environ, threads=threads)
     except (ValueError, ProviderError) as exc:  # e.g. a workspace name the service refuses
         raise ConfigError([f"memory.provider: {kind}: {exc}"]) from None
     try:
@@ -70,13 +72,19 @@ async def open_provider(
 
 
 def _build(
-    config: Config, *, archive: Archive, model: Model | None, environ: Mapping[str, str] | None
+    config: Config,
+    *,
+    archive: Archive,
+    model: Model | None,
+    environ: Mapping[str, str] | None,
+    threads: int = 1,
 ) -> Provider:
     kind = config.memory.provider
     options = config.memory.provider_options
     env = os.environ if environ is None else environ
     if kind == "local":
         from memory.providers.local import (  # noqa: PLC0415 - numpy & co. only when chosen
+            Embedder,
             LocalProvider,
             LocalSettings,
         )
@@ -84,6 +92,7 @@ def _build(
         review = config.memory.review.model
         return LocalProvider(
             archive,
+            embedder=Embedder(threads=threads),
             writer=None if model is None else ModelCardWriter(model, review),
             settings=LocalSettings(
                 card_chars=options.card_chars, prefetch_results=options.prefetch_results

@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -63,7 +64,9 @@ def _person(p: argparse.ArgumentParser) -> None:
     )
 
 
-def _with_provider(paths: Paths, config: Config, work: Callable[[Provider], Awaitable[T]]) -> T:
+def _with_provider(
+    paths: Paths, config: Config, work: Callable[[Provider], Awaitable[T]], *, threads: int = 1
+) -> T:
     """Run ``work`` with the configured provider over the home's archive (no indexer)."""
     from gateway.provider import open_provider  # the provider's SDK, only when used
 
@@ -73,7 +76,9 @@ def _with_provider(paths: Paths, config: Config, work: Callable[[Provider], Awai
     async def go() -> T:
         async with (
             await Archive.open(paths.state_db) as archive,
-            open_provider(config, archive=archive, model=None, index=False) as provider,
+            open_provider(
+                config, archive=archive, model=None, index=False, threads=threads
+            ) as provider,
         ):
             assert provider is not None
             return await work(provider)
@@ -82,7 +87,12 @@ def _with_provider(paths: Paths, config: Config, work: Callable[[Provider], Awai
 
 
 def _with_local(
-    paths: Paths, config: Config, action: str, work: Callable[[LocalProvider], Awaitable[T]]
+    paths: Paths,
+    config: Config,
+    action: str,
+    work: Callable[[LocalProvider], Awaitable[T]],
+    *,
+    threads: int = 1,
 ) -> T:
     """``_with_provider`` for the local provider's own commands."""
     if config.memory.provider != "local":
@@ -95,7 +105,7 @@ def _with_local(
         assert isinstance(provider, LocalProvider)
         return await work(provider)
 
-    return _with_provider(paths, config, local)
+    return _with_provider(paths, config, local, threads=threads)
 
 
 def _status(args: argparse.Namespace, paths: Paths, config: Config) -> int:
@@ -173,7 +183,8 @@ def _reindex(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     async def work(provider: LocalProvider) -> int:
         return await provider.reindex(fresh=args.fresh, progress=progress)
 
-    count = _with_local(paths, config, "reindex", work)
+    # the foreground: every core (a running gateway's own indexer keeps to one)
+    count = _with_local(paths, config, "reindex", work, threads=os.cpu_count() or 1)
     seconds = time.monotonic() - started
     print(file=sys.stderr)
     rate = f" ({count / seconds:.0f} messages/s)" if count and seconds else ""
