@@ -297,7 +297,8 @@ async def query_phase(
         tool, data, state.first_ids, count=args.queries, rng=srng, deadline=deadline
     )
     log("timing CJK queries")
-    cjk = await time_cjk(searcher, base_db, cjk_short, cjk_long, deadline=deadline)
+    scan = Searcher(searcher.archive, cjk_index=False)  # short CJK terms as before m007
+    cjk = await time_cjk(searcher, base_db, cjk_short, cjk_long, deadline=deadline, scan=scan)
     return LatencyFigures(
         ours_global, ours_scoped, base_global, base_scoped, assembled, scroll, cjk
     )

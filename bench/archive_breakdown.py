@@ -1,31 +1,36 @@
 """The archive benchmark's ingest breakdown: where the per-exchange time goes. The same
-prefix of the data set goes, each time into a fresh file, through the archive API, through
-the archive's own write transactions called directly (with and without the trigram index),
-through ``executemany`` (with and without it) and into the baseline; one aiosqlite round
-trip is timed for reference. The result is the rows of the breakdown table and a note.
+prefix of the data set goes, each time into a fresh file, through the archive API (with and
+without the CJK gram index), through the archive's own write transactions called directly
+(with and without the trigram index), through ``executemany`` (with and without it) and
+into the baseline; the exchanges of the CJK sessions alone go through the API with and
+without the gram index; one aiosqlite round trip is timed for reference. The result is the
+rows of the breakdown table and a note.
 """
 
 from __future__ import annotations
 
+import contextlib
 import shutil
 import sqlite3
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from functools import partial
 from pathlib import Path
 
 from bench.archive_common import BATCH_MESSAGES, log
-from bench.archive_data import Dataset
+from bench.archive_data import Dataset, Exchange
 from bench.archive_load import (
     LoadState,
     connect_sync,
-    load_api,
     load_baseline,
     load_bulk,
     session_spec,
 )
+from memory.archive import writer
 from memory.archive.database import Archive
 from memory.archive.writer import ensure_session, insert_exchange
+
+CJK_ONLY_MESSAGES = 20_000  # at most this many messages of CJK sessions for their own rows
 
 
 def in_transaction(db: sqlite3.Connection, work: Callable[[sqlite3.Connection], object]) -> None:
@@ -91,6 +96,64 @@ WORD_INDEX_ONLY_TRIGGERS = (
 )
 
 
+@contextlib.contextmanager
+def without_cjk_index() -> Iterator[None]:
+    """The writer as before m007: it adds no CJK gram rows (the triggers that remove and
+    re-scope them stay, and find none)."""
+    saved = getattr(writer, "has_cjk")  # noqa: B009 - the name the writer calls
+    setattr(writer, "has_cjk", _never)  # noqa: B010 - a plain function, no mock's overhead
+    try:
+        yield
+    finally:
+        setattr(writer, "has_cjk", saved)  # noqa: B010
+
+
+def _never(_text: str) -> bool:
+    return False
+
+
+async def api_rate(path: Path, data: Dataset, exchanges: Sequence[Exchange]) -> float:
+    """Messages/s of ``exchanges`` through start_session / append_exchange, in a new file."""
+    count = sum(len(e.messages) for e in exchanges)
+    async with await Archive.open(path) as archive:
+        start = time.perf_counter()
+        for exchange in exchanges:
+            plan = data.sessions[exchange.session]
+            if exchange.first:
+                await archive.start_session(session_spec(plan))
+            await archive.append_exchange(plan.id, exchange.messages, people=(exchange.speaker,))
+        return count / (time.perf_counter() - start)
+
+
+async def with_and_without(
+    stem: Path, data: Dataset, exchanges: Sequence[Exchange]
+) -> tuple[float, float]:
+    """Messages/s through the API with the CJK gram index and without it: each twice,
+    alternating (without first), in fresh files; the better of the two runs of each, so a
+    burst of load from elsewhere on the machine hits one run, not one side."""
+    rates: dict[bool, list[float]] = {True: [], False: []}
+    for attempt in range(2):
+        for index in (False, True):
+            path = stem.with_name(f"{stem.name}-{attempt}-{'with' if index else 'without'}.db")
+            if index:
+                rates[index].append(await api_rate(path, data, exchanges))
+            else:
+                with without_cjk_index():
+                    rates[index].append(await api_rate(path, data, exchanges))
+    return max(rates[True]), max(rates[False])
+
+
+def cjk_exchanges(data: Dataset, messages: int) -> list[Exchange]:
+    """The exchanges of the CJK sessions, in stream order, up to ``messages`` messages."""
+    chosen: list[Exchange] = []
+    total = 0
+    for exchange in data.exchanges:
+        if data.sessions[exchange.session].cjk and total < messages:
+            chosen.append(exchange)
+            total += len(exchange.messages)
+    return chosen
+
+
 async def roundtrip_micros(path: Path, n: int = 3_000) -> float:
     """Cost of one aiosqlite call (``SELECT 1``) on a connection like the archive's."""
     archive = await Archive.open(path)
@@ -113,13 +176,22 @@ async def ingest_breakdown(work: Path, data: Dataset, prefix: int) -> tuple[list
     count = data.message_count(stop)
     root = work / "breakdown"
     root.mkdir(parents=True, exist_ok=True)
-    log(f"breakdown: archive API on {count:,} messages")
-    async with await Archive.open(root / "api.db") as archive:
-        variants = [
-            (
-                "archive API: append_exchange, 1 txn/exchange",
-                count / await load_api(archive, data, stop, LoadState()),
-            )
+    log(f"breakdown: archive API on {count:,} messages, without and with the CJK index")
+    per_exchange = count / stop
+    with_index, before = await with_and_without(root / "api", data, data.exchanges[:stop])
+    variants = [
+        ("archive API: append_exchange, 1 txn/exchange", with_index, per_exchange),
+        ("the same, without the CJK gram index (before m007)", before, per_exchange),
+    ]
+    cjk_only = cjk_exchanges(data, min(count, CJK_ONLY_MESSAGES))
+    if cjk_only:
+        cjk_count = sum(len(e.messages) for e in cjk_only)
+        log(f"breakdown: archive API on {cjk_count:,} messages of CJK sessions, without and with")
+        cjk_after, cjk_before = await with_and_without(root / "cjk", data, cjk_only)
+        name = f"archive API, CJK sessions only ({cjk_count:,} messages)"
+        variants += [
+            (name, cjk_after, cjk_count / len(cjk_only)),
+            (f"{name}, without the CJK gram index", cjk_before, cjk_count / len(cjk_only)),
         ]
     for name, word_only, bulk in (
         ("memory.archive.writer functions called directly, 1 txn/exchange", False, False),
@@ -140,24 +212,25 @@ async def ingest_breakdown(work: Path, data: Dataset, prefix: int) -> tuple[list
         else:
             seconds = load_direct(db, data, stop)
         db.close()
-        variants.append((name, count / seconds))
+        variants.append((name, count / seconds, per_exchange))
     variants.append(
         (
             "baseline: plain table + 1 FTS5, executemany",
             count / load_baseline(root / "baseline.db", data, stop),
+            per_exchange,
         )
     )
     micros = await roundtrip_micros(root / "rt.db")
     shutil.rmtree(root, ignore_errors=True)
-    api_rate = variants[0][1]
-    direct_rate = variants[1][1]
+    api = variants[0][1]
+    direct_rate = next(rate for name, rate, _ in variants if name.startswith("memory.archive"))
     rows = [
-        [name, f"{rate:,.0f}", f"{1e6 / rate * count / stop:,.0f}", f"{rate / api_rate:.1f}x"]
-        for name, rate in variants
+        [name, f"{rate:,.0f}", f"{1e6 / rate * each:,.0f}", f"{rate / api:.2f}x"]
+        for name, rate, each in variants
     ]
     note = (
-        f"The API spends {100 * (1 - api_rate / direct_rate):.0f}% of its time outside"
-        f" SQLite's write work (thread hop, asyncio; API {api_rate:,.0f} vs direct"
+        f"The API spends {100 * (1 - api / direct_rate):.0f}% of its time outside"
+        f" SQLite's write work (thread hop, asyncio; API {api:,.0f} vs direct"
         f" {direct_rate:,.0f} messages/s). For reference, one aiosqlite reader call"
         f" costs {micros:.0f} µs here (SELECT 1)."
     )

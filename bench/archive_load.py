@@ -18,6 +18,7 @@ from typing import Any
 
 from bench.archive_common import BATCH_MESSAGES, Progress
 from bench.archive_data import Dataset, SessionPlan
+from memory.archive.cjk import backfill
 from memory.archive.database import Archive, NewMessage, SessionSpec, scope_token
 from memory.archive.records import title_of
 from memory.archive.writer import PRAGMAS
@@ -125,6 +126,7 @@ def load_bulk(
     index = begin
     while index < stop:
         db.execute("BEGIN IMMEDIATE")
+        batch_after = next_id - 1  # the CJK gram rows of this batch are added at its end
         rows: list[tuple[Any, ...]] = []
         touched: dict[str, list[Any]] = {}  # id -> [count, last, title]
         batch = 0
@@ -181,6 +183,7 @@ def load_bulk(
             " max(last_active_at, ?), title = COALESCE(title, ?), scope = ? WHERE id = ?",
             [(c, last, title, scope, sid) for sid, (c, last, title, scope) in touched.items()],
         )
+        backfill(db, after=batch_after)  # as the writer does, with the scopes as they are now
         db.execute("COMMIT")
         done += batch
         progress.update(done)
@@ -267,6 +270,8 @@ def object_sizes(path: Path) -> dict[str, int]:
             key = "word index (messages_fts*)"
         elif name.startswith("messages_trigram"):
             key = "trigram index (messages_trigram*)"
+        elif name.startswith("messages_cjk"):
+            key = "CJK gram index (messages_cjk*)"
         elif name == "messages":
             key = "messages table"
         elif name.startswith("messages"):

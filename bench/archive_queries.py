@@ -236,9 +236,12 @@ async def time_cjk(
     long: Sequence[Query],
     *,
     deadline: Deadline,
+    scan: Searcher | None = None,
 ) -> dict[str, Timings]:
     """Both CJK query sets, scoped then global, ours then the baseline's; keyed
-    ``"ours 2-char scoped"``, ``"base 3+-char global"`` and so on."""
+    ``"ours 2-char scoped"``, ``"base 3+-char global"`` and so on. ``scan``: a searcher
+    without the CJK gram index, timed on the 2-character set right after ours
+    (``"scan 2-char scoped"``, ``"scan 2-char global"``)."""
     cjk: dict[str, Timings] = {}
     for label, queries in (("2-char", short), ("3+-char", long)):
         for scoped in (True, False):
@@ -247,6 +250,10 @@ async def time_cjk(
             cjk["ours " + key] = merged(
                 await time_ours(searcher, queries, scoped=scoped, deadline=deadline)
             )
+            if scan is not None and label == "2-char":
+                cjk["scan " + key] = merged(
+                    await time_ours(scan, queries, scoped=scoped, deadline=deadline)
+                )
             cjk["base " + key] = merged(
                 time_baseline(db, queries, scoped=scoped, deadline=deadline)
             )

@@ -4,6 +4,8 @@ One ``Archive`` per process owns one writer (``memory.archive.writer``: a connec
 thread, each write transaction run there whole) and a small pool of read-only aiosqlite
 connections. Cross-process safety is SQLite's own locking; every write to ``messages`` goes
 through the FTS triggers of the migrations, so the two indexes cannot drift from the table.
+The CJK gram index (``memory.archive.cjk``) gets its rows from the writer's own transactions
+(triggers remove and re-scope them); ``check`` counts them and ``repair`` refills it.
 
 Privacy is enforced in SQL: each message carries the *scope tokens* of the people who took
 part in its session, indexed alongside its text, and every person-scoped query both
@@ -28,6 +30,7 @@ from typing import Any, TypeVar
 
 import aiosqlite
 
+from memory.archive import cjk
 from memory.archive import writer as w
 from memory.archive.migrations import migrate
 from memory.archive.records import (
@@ -394,7 +397,11 @@ class Archive:
                 (indexed,) = db.execute(f"SELECT count(*) FROM {table}_docsize").fetchone()
                 if indexed != count:
                     problems.append(f"{table}: {indexed} indexed rows for {count} messages")
-            for table in FTS_TABLES:
+            (grams,) = db.execute("SELECT count(*) FROM messages_cjk").fetchone()
+            expected = cjk.indexed_count(db)
+            if grams != expected:
+                problems.append(f"messages_cjk: {grams} indexed rows for {expected} CJK messages")
+            for table in (*FTS_TABLES, "messages_cjk"):
                 try:
                     db.execute(f"INSERT INTO {table}({table}, rank) VALUES ('integrity-check', 1)")
                 except sqlite3.DatabaseError as exc:
@@ -404,11 +411,13 @@ class Archive:
         return await self._writer.run(run)  # integrity-check is a write statement
 
     async def repair(self) -> None:
-        """Rebuild both FTS indexes from the messages table."""
+        """Rebuild the FTS indexes from the messages table."""
 
         def run(db: sqlite3.Connection) -> None:
             for table in FTS_TABLES:
                 db.execute(f"INSERT INTO {table}({table}) VALUES ('rebuild')")
+            db.execute("DELETE FROM messages_cjk")
+            cjk.backfill(db)
 
         await self._writer.run(run)
 

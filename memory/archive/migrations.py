@@ -28,6 +28,10 @@ participant no longer rewrites it (see bench/). Scope for substring search is th
 m006 makes the word index ``porter unicode61 remove_diacritics 2`` (English words match by
 stem) and leaves the header line of user messages (``[YYYY-MM-DD HH:MM UTC · Name]``) out
 of ``search_text`` but for the speaker's name (``SEARCH_TEXT``), rebuilding both indexes.
+
+m007 adds ``messages_cjk``, the CJK gram index (``memory.archive.cjk`` says what it holds
+and why the writer, not a trigger, adds its rows), with the triggers that keep it from
+outliving a message or its scope, and fills it from the existing messages in batches.
 """
 
 from __future__ import annotations
@@ -35,9 +39,10 @@ from __future__ import annotations
 import logging
 import sqlite3
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from memory.archive import cjk
 from memory.archive.records import ArchiveError
 
 __all__ = ["MIGRATIONS", "Migration", "MigrationError", "migrate"]
@@ -51,8 +56,12 @@ class MigrationError(ArchiveError):
 
 @dataclass(frozen=True, slots=True)
 class Migration:
+    """``statements``, then ``backfill`` (Python, for data SQL alone cannot compute), in the
+    migration's one transaction."""
+
     name: str
     statements: tuple[str, ...]
+    backfill: Callable[[sqlite3.Connection], object] | None = None
 
 
 def _fts(table: str, tokenizer: str) -> tuple[str, ...]:
@@ -284,6 +293,25 @@ M006_PORTER = Migration(
     ),
 )
 
+M007_CJK_GRAMS = Migration(
+    "m007_cjk_gram_index",
+    # A 2-character CJK word (東京, 会议, 서울) was found only in the newest messages a LIKE
+    # scan reached; now it is one lookup in this index, scoped by the same tokens as the word
+    # index. Grams are stored, so the triggers need no Python: a deleted message takes its
+    # row along, a new participant rewrites it, new content drops it (see cjk.py).
+    (
+        """CREATE VIRTUAL TABLE messages_cjk USING fts5(
+            grams, scope, tokenize='ascii', detail='none')""",
+        "CREATE TRIGGER messages_ad_cjk AFTER DELETE ON messages"
+        " BEGIN DELETE FROM messages_cjk WHERE rowid = old.id; END",
+        "CREATE TRIGGER messages_au_cjk_scope AFTER UPDATE OF scope ON messages"
+        " BEGIN UPDATE messages_cjk SET scope = new.scope WHERE rowid = new.id; END",
+        "CREATE TRIGGER messages_au_cjk_text AFTER UPDATE OF content, role ON messages"
+        " BEGIN DELETE FROM messages_cjk WHERE rowid = old.id; END",
+    ),
+    backfill=cjk.backfill,
+)
+
 log = logging.getLogger(__name__)
 
 MIGRATIONS: tuple[Migration, ...] = (
@@ -293,6 +321,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     M004_DELIVERY,
     M005_SPEAKER_INDEX,
     M006_PORTER,
+    M007_CJK_GRAMS,
 )
 
 
@@ -329,6 +358,8 @@ def migrate(db: sqlite3.Connection, migrations: Sequence[Migration] = MIGRATIONS
             if again is None:
                 for statement in migration.statements:
                     db.execute(statement)
+                if migration.backfill is not None:
+                    migration.backfill(db)
                 db.execute(
                     "INSERT INTO schema_migrations(name, applied_at) VALUES (?, ?)",
                     (migration.name, time.time()),

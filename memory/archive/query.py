@@ -8,7 +8,8 @@ and caps the length; the MATCH strings are then built by this module alone.
 Routing (``route``; ``memory.archive.search.Searcher`` runs the steps):
 
 * text with CJK characters → the trigram index (LIKE, exact) for terms of 3+ characters,
-  and a LIKE scan bounded to the most recent visible messages for shorter ones; a question
+  the CJK gram index (``memory.archive.cjk``) when all terms are shorter, and a LIKE scan
+  bounded to the most recent visible messages for short terms it cannot serve; a question
   written without spaces is then also searched by its content pieces (``cjk_pieces``): all
   of them, then each on its own;
 * other text → the word index: all terms (AND), then — when that finds fewer than asked —
@@ -32,6 +33,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
+
+from memory.archive.cjk import CJK_CLASS
 
 __all__ = [
     "MAX_QUERY_CHARS",
@@ -71,9 +74,7 @@ _QUESTION_TEXT = """whose which what's where's who's how's when's kind type sort
     something thing things get got getting happen happened actually really"""
 QUESTION_WORDS = frozenset(_QUESTION_TEXT.split())
 _OPERATORS = frozenset({"AND", "OR", "NOT", "NEAR"})
-_CJK = re.compile(
-    "[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\u3130-\u318f\uff66-\uff9f]"
-)
+_CJK = re.compile(CJK_CLASS)
 _TERM_EDGE = re.compile(r"^[^\w]+|[^\w*]+$")
 _INNER_OK = re.compile(r"^[\w][\w.\-_/@:+#']*$")
 _POSSESSIVE = re.compile(r"(?<=\w)'s?$", re.IGNORECASE)

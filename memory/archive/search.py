@@ -30,6 +30,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, Literal
 
+from memory.archive.cjk import indexed
 from memory.archive.database import Archive, Message, Session, scope_token, visible_clause
 from memory.archive.query import ParsedQuery, Ranked, parse_query, route
 from memory.archive.results import (
@@ -66,9 +67,15 @@ Sort = Literal["relevance", "newest", "oldest"]
 class Searcher:
     """Ranked, scoped search over an ``Archive``, and the reads of ``session_search``."""
 
-    def __init__(self, archive: Archive, *, like_scan_rows: int = LIKE_SCAN_ROWS) -> None:
+    def __init__(
+        self, archive: Archive, *, like_scan_rows: int = LIKE_SCAN_ROWS, cjk_index: bool = True
+    ) -> None:
+        """``like_scan_rows``: the bound of the scans (``_substring``); ``cjk_index=False``
+        leaves the gram index unused, so short CJK terms are scanned as before it existed
+        (the archive benchmark times both)."""
         self.archive = archive
         self.like_scan_rows = like_scan_rows
+        self.cjk_index = cjk_index
 
     async def find(
         self,
@@ -310,21 +317,33 @@ class Searcher:
     ) -> list[Hit]:
         """Substrings, exact (LIKE). Which rows are examined:
 
+        * only terms shorter than 3 characters, one of them a CJK character or a pair
+          ``messages_cjk`` holds (``memory.archive.cjk.indexed``): the messages of the
+          viewer that hold all those grams, the newest ``like_scan_rows`` of them;
         * a person whose history fits in ``like_scan_rows`` messages: all of it;
         * otherwise, and for an operator, the trigram index for terms of 3+ characters;
-        * only terms shorter than 3 characters (CJK) and a larger history: the most recent
+        * only short terms the gram index cannot serve and a larger history: the most recent
           ``like_scan_rows`` messages (the trigram index cannot serve them).
         """
         where, params = scope[0], dict(scope[1])
         scan = self.like_scan_rows
         params.update(wanted=wanted, scan=scan, needle=(terms or short)[0].lower())
-        if viewer is not None and await self._history_size(viewer) <= scan:
+        grams = [t for t in short if indexed(t)] if self.cjk_index and not terms else []
+        if not grams and viewer is not None and await self._history_size(viewer) <= scan:
             terms, short = [], [*terms, *short]
         likes = []
         for n, term in enumerate([*terms, *short]):
             params[f"t{n}"] = f"%{term}%"
             likes.append(f"{'t' if n < len(terms) else 'm'}.search_text LIKE :t{n}")
-        if terms:
+        if grams:
+            tokens = ([scope_token(viewer)] if viewer is not None else []) + grams
+            params["grams"] = " AND ".join(f'"{token}"' for token in tokens)
+            source = "messages m"
+            where = (
+                "m.id IN (SELECT rowid FROM messages_cjk WHERE messages_cjk MATCH :grams"
+                f" ORDER BY rowid DESC LIMIT :scan) AND {where}"
+            )
+        elif terms:
             source = "messages_trigram t JOIN messages m ON m.id = t.rowid"
         else:
             source = "messages m"

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal
 
+from memory.archive.cjk import backfill, has_cjk
 from memory.archive.records import ImportFormatError, SessionSpec, title_of
 from memory.archive.writer import ensure_session
 from memory.people import InvalidPersonError, validate_person
@@ -142,12 +143,15 @@ def import_batch(
         rows.append(
             (sid, record.role, speaker, record.content, record.created_at, record.external_id, sid)
         )
+    (before,) = db.execute("SELECT coalesce(max(id), 0) FROM messages").fetchone()
     cursor = db.executemany(
         "INSERT OR IGNORE INTO messages (session_id, role, speaker, content, created_at,"
         " external_id, scope) VALUES (?,?,?,?,?,?, (SELECT scope FROM sessions WHERE id = ?))",
         rows,
     )
     imported = max(cursor.rowcount, 0)
+    if imported and any(has_cjk(row[3]) for row in rows):  # new rows: ids above ``before``
+        backfill(db, after=before)
     titles = {}
     for record in records:
         sid = ids[(record.platform, record.session)]

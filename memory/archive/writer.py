@@ -34,6 +34,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import TypeVar
 
+from memory.archive.cjk import has_cjk, index_messages
 from memory.archive.records import (
     ROLES,
     ArchiveError,
@@ -255,6 +256,8 @@ def insert_exchange(
         cursor = db.execute(INSERT_MESSAGE, _message_params(session_id, message, now))
         assert cursor.lastrowid is not None
         ids.append(cursor.lastrowid)
+    if any(has_cjk(m.content) for m in messages):  # the CJK gram index (memory.archive.cjk)
+        index_messages(db, ids)
     first_user = next((m.content for m in messages if m.role == "user"), None)
     db.execute(
         "UPDATE sessions SET last_active_at = max(last_active_at, ?),"

@@ -36,6 +36,10 @@ def test_fresh_database_gets_every_migration_once(tmp_path: Path) -> None:
             "messages_ad",
             "messages_au_words",
             "messages_au_trigram",
+            "messages_cjk",
+            "messages_ad_cjk",
+            "messages_au_cjk_scope",
+            "messages_au_cjk_text",
         } <= tables
 
 
