@@ -49,11 +49,28 @@ def parse_entries(raw: str) -> list[str]:
     seen: set[str] = set()
     entries: list[str] = []
     for part in raw.split(DELIMITER):
-        entry = part.strip()
+        entry = _trimmed(part)
         if entry and entry not in seen:
             seen.add(entry)
             entries.append(entry)
     return entries
+
+
+def _trimmed(part: str) -> str:
+    """A part without edge white space and without ``§`` lines at its edges: a hand-edited
+    file may have a ``§`` line next to the delimiter (``"a\n§ \n§\nb"``), and an entry that
+    kept it would join into a new delimiter and parse differently the next time."""
+    entry = part.strip()
+    while entry:
+        lines = entry.split("\n")
+        if lines[0].strip() == "§":
+            lines = lines[1:]
+        elif lines[-1].strip() == "§":
+            lines = lines[:-1]
+        else:
+            break
+        entry = "\n".join(lines).strip()
+    return entry
 
 
 def join_entries(entries: Iterable[str]) -> str:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from memory.curated.entries import (
@@ -57,6 +57,8 @@ def test_join_then_parse_gives_back_the_stored_entries(texts: list[str]) -> None
     assert parse_entries(join_entries(entries)) == entries
 
 
+@example(raw="a\n§ \n§\na")  # a § line beside the delimiter (it became part of an entry)
+@example(raw="§\n \n§\nx\n§\n§ ")
 @given(st.text(alphabet=st.sampled_from(["a", "b", " ", "\n", "§", "\t"]), max_size=60))
 def test_parse_of_any_text_is_a_fixed_point_of_join_then_parse(raw: str) -> None:
     once = parse_entries(raw)
