@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -341,7 +340,6 @@ class LocalProvider:
             "cards": await self.cards.count(),
             "indexer": "running" if self._indexer is not None else "stopped",
             "last_error": self.last_error,
-            "checked_at": time.time(),
         }
 
 
