@@ -15,7 +15,9 @@ turn) and into two FTS5 tables of a separate plain sqlite3 database (``unicode61
 * **ours + context**: every message id that JSON shows, in order of appearance (the
   matches' neighbours included);
 * **fts5** / **porter**: the question's content words (lower-cased, stop and question words
-  removed, each double-quoted) OR-ed, bm25-ranked, top 10 of that person's messages.
+  removed, each double-quoted) OR-ed, bm25-ranked, top 10 of that person's messages;
+* **local** (``--local``): the local memory provider's fused search (vectors and words),
+  after every message was embedded.
 
 recall@k of a question is the fraction of its evidence ids among the first k message ids;
 the table averages it per kind and overall. It also prints the tool's latency (per discover
