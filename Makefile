@@ -9,7 +9,7 @@ PYTEST_WORKERS ?= $(shell echo $$(( $$(nproc 2>/dev/null || echo 1) * 2 )))
 # every test module (~2.5 s each). __pycache__/ is ignored by git.
 unexport PYTHONDONTWRITEBYTECODE
 
-.PHONY: setup test test-fast lint fmt bench bench-gateway bench-scan bench-cli bench-recall bench-local scan-table
+.PHONY: setup test test-fast lint fmt bench bench-gateway bench-scan bench-cli bench-recall bench-local bench-ingest scan-table
 
 setup:
 	python3 -m venv .venv
@@ -59,6 +59,11 @@ bench-cli:
 # bench/README.md). Develop against the tune bank: make bench-recall BENCH_ARGS="--bank tune"
 bench-recall:
 	$(PY) bench/recall_bench.py $(BENCH_ARGS)
+
+# Group commit: ingest from 1, 8 and 32 chats at once, grouped and one by one side by side
+# (a couple of minutes; see bench/README.md).
+bench-ingest:
+	$(PY) bench/ingest_bench.py $(BENCH_ARGS)
 
 # The local memory provider with 100,000 messages in one person's history: backfill rate,
 # prefetch p50/p95 beside the word search alone, and the indexer's cost to a turn (needs

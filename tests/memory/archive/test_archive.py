@@ -73,6 +73,55 @@ async def test_a_failing_exchange_writes_nothing(archive: Archive) -> None:
         await archive.append_exchange("nope", [NewMessage("user", "x")])
 
 
+async def test_exchanges_that_arrive_together_share_a_commit_and_each_is_whole(
+    archive: Archive,
+) -> None:
+    """Group commit: exchanges waiting while the writer commits go into one transaction,
+    one savepoint each; a failing one leaves nothing and the others of its group stay."""
+    for n in range(40):
+        await make_session(archive, f"s{n}", f"p{n}")
+    robot = NewMessage("robot", "beep")  # type: ignore[arg-type]  # no such role: it fails
+    writer = archive._writer
+    before = writer.groups
+
+    async def exchange(n: int) -> list[int]:
+        tail = [robot] if n % 7 == 3 else []  # every 7th fails after its user message
+        return await archive.append_exchange(
+            f"s{n}", [NewMessage("user", f"hello {n}", speaker=f"p{n}"), *tail]
+        )
+
+    outcomes = await asyncio.gather(*(exchange(n) for n in range(40)), return_exceptions=True)
+    commits = writer.groups - before
+    assert commits < 40  # shared commits (the first goes alone; the rest queue behind it)
+    for n, outcome in enumerate(outcomes):
+        messages = await archive.messages(f"s{n}", viewer=None)
+        session = await archive.get_session(f"s{n}", viewer=None)
+        assert session is not None
+        if n % 7 == 3:
+            assert isinstance(outcome, ArchiveError)
+            assert messages == [] and session.message_count == 0  # nothing of it
+        else:
+            assert [m.content for m in messages] == [f"hello {n}"] and outcome == [messages[0].id]
+            assert session.message_count == 1
+    found, _ = await Searcher(archive).find("hello", viewer=None, limit=50)
+    assert len(found) == 40 - len(range(3, 40, 7))  # the indexes hold exactly what committed
+    assert not await archive.check()
+
+
+async def test_a_cancelled_caller_still_gets_its_exchange_written(archive: Archive) -> None:
+    await make_session(archive, "s1", "p1")
+    task = asyncio.create_task(archive.append_exchange("s1", [NewMessage("user", "kept")]))
+    await asyncio.sleep(0)  # queued
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError):
+        await task
+    for _ in range(100):
+        if await archive.messages("s1", viewer=None):
+            break
+        await asyncio.sleep(0.01)
+    assert [m.content for m in await archive.messages("s1", viewer=None)] == ["kept"]
+
+
 async def test_tool_output_is_indexed_on_its_first_8192_characters_only(archive: Archive) -> None:
     await make_session(archive, "s1", "p1")
     long_output = "filler " * 1400 + "zanzibarquartz"  # the marker sits after 9,800 chars
