@@ -20,15 +20,15 @@ def _one_ca_certificate() -> str:
 
     No test speaks TLS (every server is plain HTTP on loopback), yet every HTTP client the
     code under test builds loads the whole CA bundle named by SSL_CERT_FILE (or certifi's)
-    into a fresh SSL context: ~25 ms of CPU apiece, and a run builds over a thousand (the
+    into a fresh SSL context: ~25 ms of CPU apiece, and a run builds hundreds (the
     Telegram library makes two clients per bot, the openai SDK one per model, aiohttp one
     at import), in this process and in every mnemo process a test starts. One certificate
     is read in well under a millisecond; the libraries take the same code path."""
-    bundle = Path(certifi.where()).read_text(encoding="ascii")
+    bundle = Path(certifi.where()).read_text(encoding="utf-8")
     first = re.search(r"-----BEGIN CERTIFICATE-----\n.*?-----END CERTIFICATE-----\n", bundle, re.S)
     assert first is not None, certifi.where()
     handle, name = tempfile.mkstemp(prefix="mnemo-tests-", suffix=".pem")
-    with os.fdopen(handle, "w", encoding="ascii") as file:
+    with os.fdopen(handle, "w", encoding="utf-8") as file:
         file.write(first.group())
     atexit.register(os.unlink, name)
     return name
