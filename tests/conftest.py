@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import gc
 import os
 import re
 import tempfile
@@ -37,6 +38,15 @@ def _one_ca_certificate() -> str:
 # Set before any test module is imported: aiohttp builds its default context at import.
 # Child processes inherit it. (httpx and the openai SDK's client read it before SSL_CERT_DIR.)
 os.environ["SSL_CERT_FILE"] = _one_ca_certificate()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection built lives until the run ends: every test module, the libraries they
+    import (the openai SDK alone is thousands of classes), the test items. Moved out of the
+    cyclic garbage collector's sight, each full collection during the run no longer walks it
+    (that was over a second of CPU per process). Garbage left by the imports goes first."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture
