@@ -2,13 +2,51 @@
 
 from __future__ import annotations
 
+import atexit
+import gc
 import os
+import re
+import tempfile
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import certifi
 import pytest
 
 from memory.archive.database import Archive
+
+
+def _one_ca_certificate() -> str:
+    """A file holding one CA certificate (the first of certifi's bundle), removed at exit.
+
+    No test speaks TLS (every server is plain HTTP on loopback), yet every HTTP client the
+    code under test builds loads the whole CA bundle named by SSL_CERT_FILE (or certifi's)
+    into a fresh SSL context: ~25 ms of CPU apiece, and a run builds hundreds (the
+    Telegram library makes two clients per bot, the openai SDK one per model, aiohttp one
+    at import), in this process and in every mnemo process a test starts. One certificate
+    is read in well under a millisecond; the libraries take the same code path."""
+    bundle = Path(certifi.where()).read_text(encoding="utf-8")
+    first = re.search(r"-----BEGIN CERTIFICATE-----\n.*?-----END CERTIFICATE-----\n", bundle, re.S)
+    assert first is not None, certifi.where()
+    handle, name = tempfile.mkstemp(prefix="mnemo-tests-", suffix=".pem")
+    with os.fdopen(handle, "w", encoding="utf-8") as file:
+        file.write(first.group())
+    atexit.register(os.unlink, name)
+    return name
+
+
+# Set before any test module is imported: aiohttp builds its default context at import.
+# Child processes inherit it. (httpx and the openai SDK's client read it before SSL_CERT_DIR.)
+os.environ["SSL_CERT_FILE"] = _one_ca_certificate()
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """What collection built lives until the run ends: every test module, the libraries they
+    import (the openai SDK alone is thousands of classes), the test items. Moved out of the
+    cyclic garbage collector's sight, each full collection during the run no longer walks it
+    (that was over a second of CPU per process). Garbage left by the imports goes first."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture
