@@ -47,7 +47,7 @@ class LocalSettings:
     prefetch_similarity: float = 0.35  # cosine below which a message is not worth a prefetch
     recall_similarity: float = 0.15
     candidates: int = 40  # from each ranking, before fusion
-    batch: int = 32  # texts per model run
+    batch: int = 8  # texts per model run (of similar length; larger runs were slower here)
     poll_s: float = 5.0  # the indexer looks for new messages at least this often
     excerpt_chars: int = 300
 

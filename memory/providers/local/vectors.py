@@ -59,7 +59,7 @@ SCHEMA = (
 )
 #: What is embedded: text people and the bot said.
 SAID = "m.role IN ('user', 'assistant') AND m.content != ''"
-EMBED_CHARS = 2000  # the model reads 256 tokens (~1,000 characters of English) at most
+EMBED_CHARS = 1000  # the model reads 64 tokens (~250 characters of English); a margin
 
 
 def searchable(role: str, content: str) -> str:
