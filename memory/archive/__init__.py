@@ -18,6 +18,7 @@ from memory.archive.database import (
     Session,
     SessionSpec,
     new_session_id,
+    read_deadline,
 )
 from memory.archive.migrations import MigrationError
 from memory.archive.query import ParsedQuery, parse_query
@@ -75,6 +76,7 @@ __all__ = [
     "excerpt",
     "new_session_id",
     "parse_query",
+    "read_deadline",
     "visible_clause",
     "when",
     "without_header",

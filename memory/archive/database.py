@@ -20,10 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import os
 import sqlite3
 import stat
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
+import time
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -65,6 +67,7 @@ __all__ = [
     "Session",
     "SessionSpec",
     "new_session_id",
+    "read_deadline",
     "scope_token",
     "visible_clause",
 ]
@@ -91,6 +94,24 @@ TOKENS_CAUSED_SQL = (
     " WHERE u.role = 'user' AND u.speaker = :person AND u.created_at >= :since"
     " AND a.role = 'assistant'"
 )
+
+
+#: When the reads of the current task must stop (``time.monotonic()``); see ``read_deadline``.
+READ_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
+    "READ_DEADLINE", default=None
+)
+
+
+@contextlib.contextmanager
+def read_deadline(seconds: float) -> Iterator[None]:
+    """Reads of the archive made in this block (by this task) give up after ``seconds``: a
+    statement still running then is interrupted by SQLite and raises. For a caller with a
+    budget (a prefetch), so that an abandoned search does not keep a reader busy."""
+    token = READ_DEADLINE.set(time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        READ_DEADLINE.reset(token)
 
 
 class Archive:
@@ -134,10 +155,19 @@ class Archive:
 
     @contextlib.asynccontextmanager
     async def reader(self) -> AsyncIterator[aiosqlite.Connection]:
+        """A reader connection; under ``read_deadline`` its statements are interrupted
+        (``sqlite3.OperationalError: interrupted``) once the deadline has passed."""
         db = await self._readers.get()
+        deadline = READ_DEADLINE.get()
         try:
+            if deadline is not None:
+                await db.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
             yield db
         finally:
+            if deadline is not None:
+                with contextlib.suppress(Exception):
+                    # None removes it (sqlite3's API; aiosqlite's stub forgot the None)
+                    await db.set_progress_handler(None, 0)  # type: ignore[arg-type]
             self._readers.put_nowait(db)
 
     # -- writing --------------------------------------------------------------------------

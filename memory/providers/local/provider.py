@@ -22,11 +22,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import sqlite3
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory.archive import Archive, Searcher, visible_clause, when
+from memory.archive import Archive, Searcher, read_deadline, visible_clause, when
 from memory.providers.base import Exchange, ProviderTool, SessionEnd, Subject
 from memory.providers.local.cards import Card, CardStore, CardWriter
 from memory.providers.local.embedder import Embedder
@@ -47,6 +48,7 @@ class LocalSettings:
     prefetch_similarity: float = 0.35  # cosine below which a message is not worth a prefetch
     recall_similarity: float = 0.15
     candidates: int = 40  # from each ranking, before fusion
+    prefetch_words_ms: int = 25  # a prefetch's word search gives up after this (vectors stay)
     batch: int = 8  # texts per model run (of similar length; larger runs were slower here)
     poll_s: float = 5.0  # the indexer looks for new messages at least this often
     excerpt_chars: int = 300
@@ -171,15 +173,17 @@ class LocalProvider:
         limit: int,
         min_similarity: float,
         exclude_session: str | None = None,
+        words_within_s: float | None = None,
     ) -> list[Recalled]:
-        """The best ``limit`` of the subject's past messages for ``query``, fused."""
+        """The best ``limit`` of the subject's past messages for ``query``, fused;
+        ``words_within_s``: the word search's budget (past it, the vector ranking alone)."""
         import numpy as np  # noqa: PLC0415
 
         if not query.strip():
             return []
         async with asyncio.TaskGroup() as group:  # one fails: the others are cancelled
             vectors = group.create_task(self.vectors.matrix(subject.key))
-            by_words = group.create_task(self._words(subject, query))
+            by_words = group.create_task(self._words(subject, query, words_within_s))
             embedded = group.create_task(asyncio.to_thread(self.embedder.embed, [query[:2000]]))
         (ids, matrix), words, q = vectors.result(), by_words.result(), embedded.result()[0]
         sims = matrix @ q if len(ids) else np.zeros(0, dtype=np.float32)
@@ -203,16 +207,23 @@ class LocalProvider:
                 break
         return results
 
-    async def _words(self, subject: Subject, query: str) -> list[int]:
-        """Message ids the archive's word search ranks first for ``query``."""
+    async def _words(self, subject: Subject, query: str, within_s: float | None) -> list[int]:
+        """Message ids the archive's word search ranks first for ``query`` (none when it
+        takes over ``within_s``: SQLite interrupts it, so no reader stays busy with it)."""
+        budget = contextlib.nullcontext() if within_s is None else read_deadline(within_s)
         try:
-            groups, _ = await self.searcher.find_grouped(
-                query,
-                viewer=subject.key,
-                limit=self.settings.candidates // 3,
-                per_session=3,
-                conversation_only=True,
-            )
+            with budget:
+                groups, _ = await self.searcher.find_grouped(
+                    query,
+                    viewer=subject.key,
+                    limit=self.settings.candidates // 3,
+                    per_session=3,
+                    conversation_only=True,
+                )
+        except sqlite3.OperationalError as exc:
+            if within_s is None or "interrupt" not in str(exc):
+                log.warning("local provider: word search failed: %s", exc)
+            return []
         except Exception as exc:  # the vector ranking still answers
             log.warning("local provider: word search failed: %s", type(exc).__name__)
             return []
@@ -261,6 +272,7 @@ class LocalProvider:
             limit=self.settings.prefetch_results,
             min_similarity=self.settings.prefetch_similarity,
             exclude_session=self._running.get(subject.key),
+            words_within_s=self.settings.prefetch_words_ms / 1000,
         )
         return "\n".join(self._line(item) for item in found)
 

@@ -172,32 +172,37 @@ class VectorStore:
         return int(rows[0][0]), int(rows[0][1])
 
     async def matrix(self, viewer: str) -> tuple[Ids, Matrix]:
-        """The message ids and vectors ``viewer`` may see (cached; new vectors appended)."""
+        """The message ids and vectors ``viewer`` may see (cached; new vectors appended).
+
+        ``upto`` of a cached matrix is the newest vector id it has *looked at*, the viewer's
+        or not: when no vector is newer (one indexed lookup), the cache is answered as it is,
+        without the scoped join."""
         import numpy as np  # noqa: PLC0415
 
         with self._lock:
             cached = self._cache.get(viewer)
         upto = cached.upto if cached is not None else 0
         async with self.archive.reader() as db:
-            rows = await db.execute_fetchall(
-                "SELECT v.message_id, v.vector FROM local_vectors v"
-                " JOIN messages m ON m.id = v.message_id"
-                f" WHERE v.message_id > :upto AND {visible_clause('m.session_id')}"
-                " ORDER BY v.message_id",
-                {"upto": upto, "viewer": viewer},
-            )
-        rows = list(rows)
-        if cached is not None and not rows:
-            with self._lock:
-                self._cache.move_to_end(viewer)
-            return cached.ids, cached.matrix
+            found = list(await db.execute_fetchall("SELECT max(message_id) FROM local_vectors"))
+            newest = int(found[0][0] or 0)
+            rows = []
+            if cached is None or newest > upto:
+                rows = list(
+                    await db.execute_fetchall(
+                        "SELECT v.message_id, v.vector FROM local_vectors v"
+                        " JOIN messages m ON m.id = v.message_id"
+                        f" WHERE v.message_id > :upto AND v.message_id <= :newest"
+                        f" AND {visible_clause('m.session_id')} ORDER BY v.message_id",
+                        {"upto": upto, "newest": newest, "viewer": viewer},
+                    )
+                )
         ids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         vectors = np.frombuffer(b"".join(r[1] for r in rows), dtype=np.float16)
         fresh = vectors.reshape(len(rows), self.dimension).astype(np.float32)
         if cached is not None:
-            ids = np.concatenate([cached.ids, ids])
-            fresh = np.concatenate([cached.matrix, fresh])
-        entry = _Cached(ids, fresh, int(ids[-1]) if len(ids) else upto)
+            ids = np.concatenate([cached.ids, ids]) if rows else cached.ids
+            fresh = np.concatenate([cached.matrix, fresh]) if rows else cached.matrix
+        entry = _Cached(ids, fresh, max(newest, upto))
         with self._lock:
             self._cache[viewer] = entry
             self._cache.move_to_end(viewer)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.archive.database import Archive, ArchiveError, NewMessage, scope_token
+from memory.archive.database import Archive, ArchiveError, NewMessage, read_deadline, scope_token
 from memory.archive.search import Searcher
 from tests.memory.conftest import make_session, say
 from tests.memory.zygote import Zygote
@@ -349,3 +349,21 @@ async def test_a_steady_stream_of_writes_keeps_the_wal_bounded(tmp_path: Path) -
     assert min(sizes[100:]) < 1024 * 1024  # emptied at a check past the limit
     assert len(await archive.messages("s1", viewer=None, limit=1000)) == 520
     await archive.close()
+
+
+async def test_reads_under_a_deadline_are_interrupted_and_the_reader_is_freed(
+    archive: Archive,
+) -> None:
+    slow = (
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 100000000)"
+        " SELECT count(*) FROM n"
+    )
+    loop = asyncio.get_running_loop()
+    started = loop.time()
+    with read_deadline(0.05), pytest.raises(sqlite3.OperationalError, match="interrupt"):
+        async with archive.reader() as db:
+            await db.execute_fetchall(slow)
+    assert loop.time() - started < 2  # the whole count takes many seconds
+    for _ in range(3):  # every reader answers again, without a deadline left behind
+        async with archive.reader() as db:
+            assert list(await db.execute_fetchall("SELECT 1")) == [(1,)]

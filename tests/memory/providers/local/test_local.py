@@ -106,6 +106,20 @@ async def test_prefetch_keeps_only_close_messages_and_not_the_running_session(
     assert await local.prefetch(ANA, "How is my kitten doing these days?") == ""
 
 
+async def test_a_prefetch_whose_word_search_is_late_answers_from_the_vectors(
+    archive: Archive, embedder: Embedder, caplog: pytest.LogCaptureFixture
+) -> None:
+    await history(archive)
+    late = LocalProvider(archive, embedder=embedder, settings=LocalSettings(prefetch_words_ms=0))
+    await late.start(index=False)
+    await late.reindex()
+    with caplog.at_level(logging.WARNING):
+        assert "Miso" in await late.prefetch(ANA, "How is my kitten doing these days?")
+    assert not caplog.records  # an interrupted word search is the budget working, not a fault
+    async with archive.reader() as db:  # and it left no deadline on the reader
+        assert list(await db.execute_fetchall("SELECT count(*) FROM messages")) == [(8,)]
+
+
 async def test_the_recall_tool_answers_json_for_its_own_subject(local: LocalProvider) -> None:
     await history(local.archive)
     await local.reindex()
