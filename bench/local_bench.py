@@ -10,9 +10,10 @@ Steps, all in a temporary directory removed at the end (loopback only, bounded):
    history is then all N);
 2. **backfill**: ``LocalProvider.reindex`` embeds every user and assistant message (what
    ``mnemo provider reindex`` runs), timed, messages/s;
-3. **prefetch**: for ``--queries`` of the generator's sampled user messages, the provider's
-   ``prefetch`` (embedding of the message, exact search over the person's vectors, the
-   archive's word search, fusion, scoped read back) beside the archive's word search alone
+3. **prefetch** (the model on one core, as in the gateway): for ``--queries`` of the
+   generator's sampled user messages, the provider's ``prefetch`` (embedding of the message,
+   exact search over the person's vectors, the archive's word search within its budget,
+   fusion, scoped read back) beside the archive's word search alone
    (``Searcher.find_grouped``, what the fusion adds it to), p50/p95 in milliseconds;
 4. **turn cost of the indexer**: the word search timed again while the background indexer
    embeds a fresh batch of messages (``--during`` of them), as a ratio to (3).
@@ -119,6 +120,9 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         embedded = await provider.reindex(progress=progress)
         backfill_s = time.perf_counter() - started
         print(file=sys.stderr)
+        # what follows as in the gateway: the model on one core beside the turns
+        provider.embedder = Embedder(threads=1)
+        provider.embedder.load()
         searcher = Searcher(archive)
 
         async def words(query: str) -> Any:
