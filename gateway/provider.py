@@ -102,9 +102,16 @@ def _build(
         from memory.providers.honcho import HonchoProvider  # noqa: PLC0415
 
         honcho = options.honcho
+        key = env.get(honcho.api_key_env) or None
+        if key is None and honcho.base_url is None:
+            raise ConfigError(
+                [f"memory.provider: honcho: {honcho.api_key_env} is not set (needed for"
+                 " Honcho's service; or point memory.provider_options.honcho.base_url at"
+                 " your server)"]
+            )  # fmt: skip
         return HonchoProvider(
             base_url=honcho.base_url,
-            api_key=env.get(honcho.api_key_env) or None,
+            api_key=key,
             workspace=honcho.workspace,
             timeout_s=options.timeout_s,
         )

@@ -56,7 +56,14 @@ async def test_a_provider_that_cannot_be_built_is_a_config_error(archive: Archiv
     with pytest.raises(ConfigError, match="MEM0_API_KEY is not set"):
         async with open_provider(config, archive=archive, model=None, environ={}):
             pass
-    bad = configured(provider="honcho", provider_options={"honcho": {"workspace": "a b"}})
+    with pytest.raises(ConfigError, match="HONCHO_API_KEY is not set"):
+        async with open_provider(configured(provider="honcho"), archive=archive, model=None,
+                                 environ={}):  # fmt: skip
+            pass
+    bad = configured(
+        provider="honcho",
+        provider_options={"honcho": {"workspace": "a b", "base_url": "http://127.0.0.1:9"}},
+    )
     with pytest.raises(ConfigError, match=r"memory\.provider: honcho"):
         async with open_provider(bad, archive=archive, model=None, environ={}):
             pass
