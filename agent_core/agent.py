@@ -230,7 +230,7 @@ class Agent:
         author = author or conversation.person
         sent = user  # what the model reads: with recalled memory, if any came in time
         if self.recall is not None:
-            recalled = await self._recalled(conversation, text, prefetched)
+            recalled = await self.recall.recalled(conversation.subject, text, prefetched)
             if recalled:
                 sent = {"role": "user", "content": f"{user['content']}\n\n{recalled}"}
         try:
@@ -289,18 +289,6 @@ class Agent:
             retries=result.retries,
             staged=(*from_flush, *conversation.memory_turn.staged),
         )
-
-    async def _recalled(
-        self, conversation: Conversation, text: str, prefetched: Prefetch | None
-    ) -> str:
-        """The provider's recalled block for this turn: the one started when the message
-        arrived if it was for this subject and text, else one started now."""
-        assert self.recall is not None
-        if prefetched is not None:
-            if prefetched.subject == conversation.subject and prefetched.text == text:
-                return await prefetched.task
-            prefetched.task.cancel()
-        return await self.recall.prefetch(conversation.subject, text)
 
     async def _keep_message(
         self,

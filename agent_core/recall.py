@@ -191,6 +191,15 @@ class Recall:
         )
         return self.fenced(body) if body else ""
 
+    async def recalled(self, subject: Subject, message: str, started: Prefetch | None) -> str:
+        """The fenced block for a turn: the prefetch ``started`` when the message arrived if
+        it was for this subject and text (else it is cancelled), or one asked now."""
+        if started is not None:
+            if started.subject == subject and started.text == message:
+                return await started.task
+            started.task.cancel()
+        return await self.prefetch(subject, message)
+
     def start(self, subject: Subject, message: str) -> Prefetch:
         """``prefetch`` started now, as a task: a message that waits for its turn (behind
         another turn of its chat) gets its recalled memory in the meantime."""

@@ -33,7 +33,7 @@ from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import yaml
-from pydantic import AfterValidator
+from pydantic import AfterValidator, BaseModel, ConfigDict
 from pydantic_core import PydanticCustomError
 
 from memory.scan import pattern
@@ -44,6 +44,7 @@ __all__ = [
     "EnvName",
     "HttpURL",
     "HttpsURL",
+    "Section",
     "UniqueKeyLoader",
     "WebSocketURL",
     "admin_entry",
@@ -54,6 +55,16 @@ __all__ = [
     "platform_id",
     "quote",
 ]
+
+
+class Section(BaseModel):
+    """A config section: unknown keys refused, frozen, strict types, the attribute
+    docstrings kept (``mnemo config example`` prints them)."""
+
+    model_config = ConfigDict(
+        extra="forbid", frozen=True, strict=True, use_attribute_docstrings=True
+    )
+
 
 PROBLEM = "mnemo_config"
 """The pydantic error type of every refusal made here (its message is safe to print)."""

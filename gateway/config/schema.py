@@ -26,7 +26,6 @@ from pydantic import (
     AfterValidator,
     BaseModel,
     BeforeValidator,
-    ConfigDict,
     Field,
     ValidationError,
 )
@@ -37,6 +36,7 @@ from gateway.config.checks import (
     EnvName,
     HttpsURL,
     HttpURL,
+    Section,
     UniqueKeyLoader,
     WebSocketURL,
     admin_entry,
@@ -46,6 +46,13 @@ from gateway.config.checks import (
     looks_like_secret,
     platform_id,
     quote,
+)
+from gateway.config.memory import (
+    HonchoOptions,
+    Mem0Options,
+    MemoryConfig,
+    ProviderOptions,
+    ReviewConfig,
 )
 from memory import MemoryLimits, MemoryStores
 
@@ -77,78 +84,7 @@ __all__ = [
 ]
 
 
-class _Section(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid", frozen=True, strict=True, use_attribute_docstrings=True
-    )
-
-
-class ReviewConfig(_Section):
-    enabled: bool = True
-    """After turns, ask the model in the background whether anything deserves saving."""
-    interval_turns: int = Field(default=1, gt=0, le=1000)
-    """Review after every N-th turn of a session (1 = every turn)."""
-    model: str | None = None
-    """A cheaper model name for reviews (default: model.name)."""
-
-
-class HonchoOptions(_Section):
-    base_url: HttpURL | None = None
-    """A self-hosted Honcho server, e.g. http://127.0.0.1:8000 (null: Honcho's service)."""
-    api_key_env: EnvName = "HONCHO_API_KEY"
-    """Environment variable holding the Honcho API key (a local server may need none)."""
-    workspace: str = Field(default="mnemo", min_length=1, max_length=100)
-    """The Honcho workspace mnemo keeps its peers and sessions in."""
-
-
-class Mem0Options(_Section):
-    base_url: HttpURL | None = None
-    """A self-hosted Mem0 server, e.g. http://127.0.0.1:8888 (null: Mem0's platform)."""
-    api_key_env: EnvName = "MEM0_API_KEY"
-    """Environment variable holding the Mem0 API key."""
-
-
-class ProviderOptions(_Section):
-    context_chars: int = Field(default=1500, ge=0, le=20_000)
-    """Characters of the provider's session block in the system prompt (0: none)."""
-    prefetch_chars: int = Field(default=2000, ge=0, le=20_000)
-    """Characters of recalled memory appended to a user message (0: none)."""
-    prefetch_timeout_ms: int = Field(default=300, gt=0, le=60_000)
-    """A turn waits at most this long for recalled memory, then goes on without it."""
-    timeout_s: float = Field(default=10.0, gt=0, le=600)
-    """Seconds every other provider call may take (session start, sync, session end)."""
-    card_chars: int = Field(default=1500, gt=0, le=20_000)
-    """local: characters a person card may hold."""
-    prefetch_results: int = Field(default=3, ge=0, le=20)
-    """local: past messages recalled for each new message, at most."""
-    honcho: HonchoOptions = HonchoOptions()
-    mem0: Mem0Options = Mem0Options()
-
-
-class MemoryConfig(_Section):
-    memory_char_limit: int = Field(default=2200, gt=0, le=100_000)
-    """Characters MEMORY.md (the agent's notes) may hold."""
-    user_char_limit: int = Field(default=1375, gt=0, le=100_000)
-    """Characters USER.md (the person's profile) may hold."""
-    scope: Literal["person", "shared"] = "person"
-    """``person``: one store per person; ``shared``: one store for everyone (single owner)."""
-    group_scope: Literal["chat", "person"] = "chat"
-    """Whose memory a group session uses: ``chat``, a store of the group's own (nothing a
-    member told the bot privately can reach the group); ``person``, the speaker's own
-    private memory (the model then sees it in public: it may repeat it there)."""
-    write_approval: bool = False
-    """Stage memory writes until the person approves them (/memory approve ID)."""
-    notify: Literal["off", "on", "verbose"] = "off"
-    """Tell the person when a review saved something (one line; verbose: what)."""
-    review: ReviewConfig = ReviewConfig()
-    provider: Literal["none", "local", "honcho", "mem0"] = "none"
-    """One memory provider beside the built-in memory: ``local`` (semantic recall and a
-    person card, on this machine; needs ``pip install 'mnemo[local]'``), ``honcho`` or
-    ``mem0`` (services: what people say is sent to them), or ``none``."""
-    provider_options: ProviderOptions = ProviderOptions()
-
-
-class ModelConfig(_Section):
+class ModelConfig(Section):
     base_url: HttpURL | None = None
     """OpenAI-compatible endpoint, e.g. http://127.0.0.1:11434/v1 (null: OpenAI itself)."""
     api_key_env: EnvName = "OPENAI_API_KEY"
@@ -164,7 +100,7 @@ class ModelConfig(_Section):
     completion, with back-off and jitter."""
 
 
-class CompressionConfig(_Section):
+class CompressionConfig(Section):
     enabled: bool = True
     """Compress a session whose prompt reaches threshold × model.context_window."""
     threshold: float = Field(default=0.75, gt=0, lt=1)
@@ -173,7 +109,7 @@ class CompressionConfig(_Section):
     """Model name for the summary (default: model.name)."""
 
 
-class AgentConfig(_Section):
+class AgentConfig(Section):
     max_tool_iterations: int = Field(default=16, gt=0, le=100)
     """Model requests one turn may make before it is stopped gracefully."""
 
@@ -182,18 +118,18 @@ Id = Annotated[str, BeforeValidator(platform_id)]
 """A chat or user id: an integer (YAML reads ``123`` as one; a string to us) or "*"."""
 
 
-class PlatformConfig(_Section):
+class PlatformConfig(Section):
     """What every ``platforms.<name>`` section has (``gateway.platforms`` lists the names)."""
 
     enabled: bool = False
     """Start this platform with `mnemo run`."""
-    allowed_users: list[Id] = []
+    allowed_users: list[Id] = Field(default_factory=list)
     """User ids who may talk to the bot ("*" = anyone); others may pair in a DM."""
-    allowed_chats: list[Id] = []
+    allowed_chats: list[Id] = Field(default_factory=list)
     """Group/channel ids the bot works in ("*" = any); other groups are ignored."""
     require_mention: bool = True
     """In groups, answer only when mentioned, replied to, or commanded."""
-    free_response_chats: list[Id] = []
+    free_response_chats: list[Id] = Field(default_factory=list)
     """Group/channel ids where the bot answers every message (require_mention off there)."""
 
 
@@ -227,12 +163,12 @@ class DiscordConfig(PlatformConfig):
     """After connecting, how long to wait for guild data before answering (discord.py)."""
 
 
-class PlatformsConfig(_Section):
+class PlatformsConfig(Section):
     telegram: TelegramConfig = TelegramConfig()
     discord: DiscordConfig = DiscordConfig()
 
 
-class LimitsConfig(_Section):
+class LimitsConfig(Section):
     turns_per_hour: int = Field(default=60, ge=0)
     """Messages (turns) one person may start in any hour, across all their chats; 0 = no
     limit. Admins have none."""
@@ -245,8 +181,8 @@ Admin = Annotated[str, AfterValidator(admin_entry(tuple(PlatformsConfig.model_fi
 """A ``gateway.admins`` entry: ``<platform>:<numeric user id>``."""
 
 
-class GatewayConfig(_Section):
-    admins: list[Admin] = []
+class GatewayConfig(Section):
+    admins: list[Admin] = Field(default_factory=list)
     """People who may run /admin and /pair, as platform:id (telegram:123, discord:456)."""
     group_sessions_per_user: bool = True
     """In groups each person has their own session (and their own memory in it)."""
@@ -262,7 +198,7 @@ class GatewayConfig(_Section):
     limits: LimitsConfig = LimitsConfig()
 
 
-class SkillsConfig(_Section):
+class SkillsConfig(Section):
     enabled: bool = True
     """Offer the skills index and the skill tools to the agent."""
     write_approval: Literal["non_admin", "always", "never"] = "non_admin"
@@ -270,13 +206,13 @@ class SkillsConfig(_Section):
     conversations and reviews (non_admin), all of them (always), or none (never)."""
 
 
-class HttpConfig(_Section):
+class HttpConfig(Section):
     listen: str | None = None
     """host:port of the health and metrics endpoint (/healthz, /metrics); off when empty,
     e.g. 127.0.0.1:9464."""
 
 
-class OpsConfig(_Section):
+class OpsConfig(Section):
     http: HttpConfig = HttpConfig()
     log_format: Literal["text", "json"] = "text"
     """Logs on stderr: human-readable lines, or one JSON object per line."""
@@ -284,7 +220,7 @@ class OpsConfig(_Section):
     """The least severe level logged."""
 
 
-class Config(_Section):
+class Config(Section):
     memory: MemoryConfig = MemoryConfig()
     model: ModelConfig = ModelConfig()
     agent: AgentConfig = AgentConfig()

@@ -1,7 +1,8 @@
 """The archive: every message of every session in SQLite with FTS5, the history the
 ``session_search`` tool reads. ``records`` holds the typed rows and shared SQL, ``migrations``
-the schema, ``writer`` the one write connection, ``transfer`` JSONL import, ``database``
-(``Archive``) opening, reading and writing, ``query`` query sanitising and routing, and
+the schema, ``writer`` the one write connection (group commit), ``connections`` the private
+file, the reader connections and read deadlines, ``cjk`` the CJK gram index, ``transfer``
+JSONL import, ``database`` (``Archive``) opening, reading and writing, ``query`` query sanitising and routing, and
 ``search`` the ranked, person-scoped search and the typed reads behind the tool. Exceptions
 derive from ``ArchiveError`` (``sqlite3.Error`` for a file that is not a database).
 """

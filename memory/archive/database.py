@@ -20,12 +20,8 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import contextvars
-import os
 import sqlite3
-import stat
-import time
-from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Iterator, Sequence
+from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, TypeVar
@@ -34,6 +30,7 @@ import aiosqlite
 
 from memory.archive import cjk
 from memory.archive import writer as w
+from memory.archive.connections import bounded, connect_reader, create_private, read_deadline
 from memory.archive.migrations import migrate
 from memory.archive.records import (
     MESSAGE_COLUMNS,
@@ -54,7 +51,6 @@ from memory.archive.records import (
 )
 from memory.archive.transfer import import_batch, parse_record
 from memory.archive.writer import Writer
-from memory.files import FILE_MODE, ensure_private_dir
 
 __all__ = [
     "Archive",
@@ -96,24 +92,6 @@ TOKENS_CAUSED_SQL = (
 )
 
 
-#: When the reads of the current task must stop (``time.monotonic()``); see ``read_deadline``.
-READ_DEADLINE: contextvars.ContextVar[float | None] = contextvars.ContextVar(
-    "READ_DEADLINE", default=None
-)
-
-
-@contextlib.contextmanager
-def read_deadline(seconds: float) -> Iterator[None]:
-    """Reads of the archive made in this block (by this task) give up after ``seconds``: a
-    statement still running then is interrupted by SQLite and raises. For a caller with a
-    budget (a prefetch), so that an abandoned search does not keep a reader busy."""
-    token = READ_DEADLINE.set(time.monotonic() + seconds)
-    try:
-        yield
-    finally:
-        READ_DEADLINE.reset(token)
-
-
 class Archive:
     """``async with await Archive.open(path) as archive:`` or ``open`` / ``close``."""
 
@@ -128,13 +106,13 @@ class Archive:
 
     @classmethod
     async def open(cls, path: Path, *, readers: int = 2) -> Archive:
-        await asyncio.to_thread(_create_private, path)
+        await asyncio.to_thread(create_private, path)
         writer = await Writer.open(path)
         pool: list[aiosqlite.Connection] = []
         try:
             await writer.run(migrate, transaction=False)
             for _ in range(max(1, readers)):
-                pool.append(await _connect_reader(path))
+                pool.append(await connect_reader(path))
         except BaseException:
             for db in pool:
                 await db.close()
@@ -158,16 +136,10 @@ class Archive:
         """A reader connection; under ``read_deadline`` its statements are interrupted
         (``sqlite3.OperationalError: interrupted``) once the deadline has passed."""
         db = await self._readers.get()
-        deadline = READ_DEADLINE.get()
         try:
-            if deadline is not None:
-                await db.set_progress_handler(lambda: time.monotonic() > deadline, 1000)
-            yield db
+            async with bounded(db):
+                yield db
         finally:
-            if deadline is not None:
-                with contextlib.suppress(Exception):
-                    # None removes it (sqlite3's API; aiosqlite's stub forgot the None)
-                    await db.set_progress_handler(None, 0)  # type: ignore[arg-type]
             self._readers.put_nowait(db)
 
     # -- writing --------------------------------------------------------------------------
@@ -450,40 +422,3 @@ class Archive:
             cjk.backfill(db)
 
         await self._writer.run(run)
-
-
-def _create_private(path: Path) -> None:
-    """The home (0700) and ``state.db`` (0600) exist before SQLite first opens the file.
-
-    SQLite would create the database with 0644 minus the umask, and it gives the ``-wal``
-    and ``-shm`` files it creates later the database file's own mode: made 0600 here, all
-    three are private from the moment they exist, whatever the umask (an empty file is an
-    empty database to SQLite). An existing database, perhaps from an older version that
-    let its ``-wal`` and ``-shm`` be 0644, is tightened where we may.
-    """
-    ensure_private_dir(path.parent)
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC, FILE_MODE)
-    except FileExistsError:
-        for existing in (path, *(path.with_name(path.name + end) for end in ("-wal", "-shm"))):
-            with contextlib.suppress(OSError):  # missing, or not ours to change
-                if stat.S_IMODE(existing.stat().st_mode) != FILE_MODE:
-                    existing.chmod(FILE_MODE)
-        return
-    try:
-        os.fchmod(fd, FILE_MODE)  # the umask may have taken bits SQLite needs
-    finally:
-        os.close(fd)
-
-
-async def _connect_reader(path: Path) -> aiosqlite.Connection:
-    db = await aiosqlite.connect(path, isolation_level=None)
-    try:
-        for pragma in w.PRAGMAS:
-            if not pragma.startswith("PRAGMA journal_mode"):
-                await db.execute(pragma)
-        await db.execute("PRAGMA query_only = 1")
-    except BaseException:
-        await db.close()  # an unclosed connection's thread would keep the process alive
-        raise
-    return db

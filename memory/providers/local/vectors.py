@@ -27,7 +27,6 @@ when hits are read back, so a stale cache can never show another person's messag
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -94,7 +93,6 @@ class VectorStore:
         self.dimension = dimension
         self.cache_bytes = cache_bytes
         self._cache: OrderedDict[str, _Cached] = OrderedDict()
-        self._lock = threading.Lock()
 
     async def prepare(self) -> None:
         """Create the tables; drop vectors made by another model."""
@@ -157,8 +155,7 @@ class VectorStore:
             db.execute("DELETE FROM local_meta WHERE key = 'cursor'")
 
         await self.archive.transact(run)
-        with self._lock:
-            self._cache.clear()
+        self._cache.clear()
 
     async def counts(self) -> tuple[int, int]:
         """(messages with a vector, messages that should have one)."""
@@ -179,8 +176,7 @@ class VectorStore:
         without the scoped join."""
         import numpy as np  # noqa: PLC0415
 
-        with self._lock:
-            cached = self._cache.get(viewer)
+        cached = self._cache.get(viewer)
         upto = cached.upto if cached is not None else 0
         async with self.archive.reader() as db:
             found = list(await db.execute_fetchall("SELECT max(message_id) FROM local_vectors"))
@@ -203,10 +199,9 @@ class VectorStore:
             ids = np.concatenate([cached.ids, ids]) if rows else cached.ids
             fresh = np.concatenate([cached.matrix, fresh]) if rows else cached.matrix
         entry = _Cached(ids, fresh, max(newest, upto))
-        with self._lock:
-            self._cache[viewer] = entry
-            self._cache.move_to_end(viewer)
-            self._trim()
+        self._cache[viewer] = entry
+        self._cache.move_to_end(viewer)
+        self._trim()
         return entry.ids, entry.matrix
 
     def _trim(self) -> None:
@@ -214,7 +209,3 @@ class VectorStore:
         while len(self._cache) > 1 and total > self.cache_bytes:
             _, dropped = self._cache.popitem(last=False)
             total -= dropped.matrix.nbytes + dropped.ids.nbytes
-
-    def forget_cache(self) -> None:
-        with self._lock:
-            self._cache.clear()
