@@ -2,9 +2,10 @@
 ``session_search`` tool reads. ``records`` holds the typed rows and shared SQL, ``migrations``
 the schema, ``writer`` the one write connection (group commit), ``connections`` the private
 file, the reader connections and read deadlines, ``cjk`` the CJK gram index, ``transfer``
-JSONL import, ``database`` (``Archive``) opening, reading and writing, ``query`` query sanitising and routing, and
-``search`` the ranked, person-scoped search and the typed reads behind the tool. Exceptions
-derive from ``ArchiveError`` (``sqlite3.Error`` for a file that is not a database).
+JSONL import, ``database`` (``Archive``) opening, reading and writing, ``query`` query
+sanitising and routing, and ``search`` the ranked, person-scoped search and the typed reads
+behind the tool. Exceptions derive from ``ArchiveError`` (``sqlite3.Error`` for a file that
+is not a database).
 """
 
 from __future__ import annotations
