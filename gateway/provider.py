@@ -13,18 +13,35 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from collections.abc import AsyncIterator, Mapping
+from typing import Any
 
 from agent_core.card import ModelCardWriter
 from agent_core.models import Model
 from agent_core.recall import RecallSettings
 from gateway.config import Config, ConfigError
 from memory.archive import Archive
-from memory.providers import Provider, ProviderError
+from memory.providers import Provider, ProviderError, Subject
 
-__all__ = ["PROVIDERS", "open_provider", "recall_settings"]
+__all__ = ["PROVIDERS", "health", "open_provider", "recall_settings"]
 
 PROVIDERS = ("none", "local", "honcho", "mem0")
+
+
+async def health(provider: Provider) -> dict[str, Any]:
+    """How a provider is, for an operator (``mnemo provider status``, ``mnemo doctor``,
+    ``/memory provider``): its own ``status()`` where it has one (the local provider), else
+    whether its session ``context`` answers for a probe subject that holds nothing, and in
+    how long. What the call raises is raised; callers bound it with their own timeout."""
+    status = getattr(provider, "status", None)
+    if status is not None:
+        report: dict[str, Any] = await status()
+        return report
+    started = time.monotonic()
+    await provider.context(Subject("mnemo-health-probe"))
+    seconds = round(time.monotonic() - started, 3)
+    return {"provider": provider.name, "reachable": True, "seconds": seconds}
 
 
 def recall_settings(config: Config) -> RecallSettings:

@@ -51,10 +51,9 @@ from gateway.cli.preflight import check_environment
 from gateway.config import Config, Paths, memory_stores, secrets_of
 from gateway.logs import Redactor
 from gateway.platforms import PLATFORMS
-from gateway.provider import open_provider
+from gateway.provider import health, open_provider
 from gateway.terminal import visible
 from memory.archive import Archive
-from memory.providers import Subject
 from memory.providers.local import Embedder
 from memory.skills import SkillStore
 
@@ -276,10 +275,7 @@ async def check_provider(
         ):
             assert p is not None
             async with asyncio.timeout(timeout_s):
-                status = getattr(p, "status", None)
-                report: dict[str, Any] = await status() if status else {}
-                if status is None:
-                    await p.context(Subject("mnemo-doctor-probe"))
+                report = await health(p)
     except TimeoutError:
         return [Check("provider", "fail", f"{kind}: {_late(timeout_s)}")]
     except Exception as exc:  # ConfigError (extra, key), ProviderError, the SDK's own

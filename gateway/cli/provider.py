@@ -23,6 +23,7 @@ from typing import Any, TypeVar
 from gateway.cli.common import UsageError, add_command
 from gateway.config import Config, Paths
 from gateway.people import person_option
+from gateway.provider import health
 from gateway.terminal import visible
 from memory.archive import Archive
 from memory.providers import Provider, ProviderError, Subject
@@ -113,18 +114,8 @@ def _status(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     if kind == "none":
         report: dict[str, Any] = {"provider": "none"}
     else:
-
-        async def ask(provider: Provider) -> dict[str, Any]:
-            status = getattr(provider, "status", None)
-            if status is not None:
-                result: dict[str, Any] = await status()
-                return result
-            started = time.monotonic()
-            await provider.context(Subject("mnemo-status-probe"))
-            return {"provider": kind, "reachable": True, "seconds": time.monotonic() - started}
-
         try:
-            report = _with_provider(paths, config, ask)
+            report = _with_provider(paths, config, health)
         except ProviderError as exc:
             report = {"provider": kind, "reachable": False, "error": str(exc)}
     if args.json:

@@ -14,6 +14,7 @@ import asyncio
 from adapters.messages import label
 from gateway.approvals import answer, decider, listing
 from gateway.commands.base import CommandContext, CommandReply, CommandRequest
+from gateway.provider import health
 from gateway.terminal import visible
 from memory import FILE_NAMES, TARGETS, MemoryStore, MemoryTurn, Target
 from memory.curated import Refused, preview
@@ -96,14 +97,9 @@ async def provider_status(context: CommandContext) -> CommandReply:
     provider = context.provider
     if provider is None:
         return CommandReply("No memory provider is active (memory.provider: none).")
-    status = getattr(provider, "status", None)
     try:
         async with asyncio.timeout(PROVIDER_WAIT_S):
-            if status is not None:
-                report = await status()
-            else:
-                await provider.context(Subject("mnemo-status-probe"))
-                report = {"provider": provider.name, "reachable": True}
+            report = await health(provider)
     except Exception as exc:
         return CommandReply(
             f"Memory provider {provider.name}: not answering ({type(exc).__name__})."
