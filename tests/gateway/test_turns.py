@@ -347,9 +347,9 @@ async def test_a_prefetch_for_another_text_or_subject_is_not_used(
     made = Rig(home, archive, config())
     gateway = made.build(provider)
     async with gateway:
-        await made.adapter.say("hello")
+        said = await made.adapter.say("hello")
         await made.adapter.wait_sent(1)
-        conversation = gateway.sessions.peek(next(iter(gateway.sessions._live)))
+        conversation = gateway.sessions.peek(gateway.intake.key(said))
         assert conversation is not None and gateway.agent.recall is not None
         stale = gateway.agent.recall.start(Subject("telegram-2"), "hello again")
         outcome = await gateway.agent.turn(conversation, "hello again", prefetched=stale)

@@ -113,8 +113,11 @@ async def test_a_prefetch_whose_word_search_is_late_answers_from_the_vectors(
     late = LocalProvider(archive, embedder=embedder, settings=LocalSettings(prefetch_words_ms=0))
     await late.start(index=False)
     await late.reindex()
+    question = "How is my kitten doing these days?"
+    assert await late._words(ANA, question, None) != []  # the words alone do find it
     with caplog.at_level(logging.WARNING):
-        assert "Miso" in await late.prefetch(ANA, "How is my kitten doing these days?")
+        assert await late._words(ANA, question, 0.0) == []  # past its budget: interrupted
+        assert "Miso" in await late.prefetch(ANA, question)  # the vectors answer alone
     assert not caplog.records  # an interrupted word search is the budget working, not a fault
     async with archive.reader() as db:  # and it left no deadline on the reader
         assert list(await db.execute_fetchall("SELECT count(*) FROM messages")) == [(8,)]
