@@ -33,7 +33,7 @@ from bench.recall_bench import (
     stored_text,
 )
 from bench.recall_data import Dataset, Message, Session, generate
-from memory.providers.local import Embedder
+from memory.providers.local import Embedder, embedder
 
 #: with the local provider's search too where its extra is installed (make setup does)
 TINY = Config(bank="tune", people=2, sessions=12, local=Embedder.installed() is None)
@@ -41,7 +41,11 @@ TINY = Config(bank="tune", people=2, sessions=12, local=Embedder.installed() is 
 
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory: pytest.TempPathFactory) -> Result:
-    return asyncio.run(run(TINY, tmp_path_factory.mktemp("recall")))
+    """The model reads the first 8 tokens of a message instead of 64: a tenth of the CPU
+    (how much it reads is the benchmark's choice; what is tested here is the table)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(embedder, "MAX_TOKENS", 8)
+        return asyncio.run(run(TINY, tmp_path_factory.mktemp("recall")))
 
 
 # -- recall ---------------------------------------------------------------------------------

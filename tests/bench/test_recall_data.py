@@ -63,9 +63,12 @@ def _words(text: str) -> set[str]:
 
 @pytest.mark.slow
 def test_the_same_arguments_give_the_same_data_set() -> None:
+    def small(bank: str = "tune", seed: int = 3) -> object:  # the sixth person speaks CJK
+        return generate(bank=bank, seed=seed, people=6, sessions_per_person=12)
+
     for bank in BANKS:
-        assert generate(bank=bank, seed=3) == generate(bank=bank, seed=3)
-    assert generate(seed=3) != generate(seed=4)
+        assert small(bank) == small(bank)
+    assert small(seed=3) != small(seed=4)
 
 
 def test_bad_arguments_are_refused() -> None:

@@ -9,8 +9,7 @@ from pathlib import Path
 import pytest
 
 from memory import MemoryLimits, MemoryStore, MemoryTurn
-from memory.curated import Refused, Staged
-from memory.curated.pending import KEEP_DECIDED
+from memory.curated import Refused, Staged, pending
 
 
 @pytest.fixture
@@ -82,16 +81,20 @@ def test_a_stale_approval_is_discarded_and_kept_as_such(gated: MemoryStore) -> N
     assert (again.verdict, again.earlier) == ("discarded", True)
 
 
-def test_decisions_are_kept_on_disk_and_bounded(gated: MemoryStore) -> None:
+def test_decisions_are_kept_on_disk_and_bounded(
+    gated: MemoryStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    keep = 12  # instead of KEEP_DECIDED: each decision is a durable write
+    monkeypatch.setattr(pending, "KEEP_DECIDED", keep)
     first = stage(gated, action="add", content="prefers tea")
     gated.decide(first, approve=False)
     data = json.loads((gated.directory / "PENDING.json").read_text(encoding="utf-8"))
     assert data["items"] == [] and data["decided"][0]["verdict"] == "rejected"
-    for n in range(KEEP_DECIDED):
+    for n in range(keep):
         gated.decide(stage(gated, action="add", content=f"fact {n}"), approve=False)
     assert gated.decide(first, approve=True).write is None  # the oldest decision is gone
     data = json.loads((gated.directory / "PENDING.json").read_text(encoding="utf-8"))
-    assert len(data["decided"]) == KEEP_DECIDED
+    assert len(data["decided"]) == keep
 
 
 def test_a_file_from_before_decisions_were_kept_still_reads(gated: MemoryStore) -> None:
