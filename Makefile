@@ -56,7 +56,8 @@ bench-cli:
 
 # Retrieval quality of session_search: recall@3/5/10 per question kind on the held-out bank
 # of bench/recall_data.py, beside two plain FTS5 baselines (about a minute; see
-# bench/README.md). Develop against the tune bank: make bench-recall BENCH_ARGS="--bank tune"
+# bench/README.md). Develop against the tune bank: make bench-recall BENCH_ARGS="--bank tune";
+# --local adds session_search with the local provider fused in, and the provider alone.
 bench-recall:
 	$(PY) bench/recall_bench.py $(BENCH_ARGS)
 

@@ -85,7 +85,8 @@ class Agent:
         self.skills = skills
         self.recall = recall
         self._now = now
-        self._search = SearchTool(archive)
+        # with a provider that ranks by meaning (local), discover fuses it in
+        self._search = SearchTool(archive, semantic=None if recall is None else recall.ranker())
         self._tasks: set[asyncio.Task[Any]] = set()
 
     # -- sessions -------------------------------------------------------------------------

@@ -14,6 +14,10 @@ provider's hook points; it owns what a provider must not decide:
 * **counting**: every call reports ``(provider, hook, outcome, seconds)`` to ``observe``
   (``gateway.metrics`` turns it into ``mnemo_provider_calls_total`` and a latency
   histogram); outcomes are ``ok``, ``empty``, ``blocked``, ``timeout`` and ``error``.
+
+A provider that ranks archived messages by meaning (the local one: ``rank_messages``) also
+lends ``session_search`` that ranking (``ranker``), under the prefetch's time bound: the
+tool fuses it with its word search, and answers by words alone when it is late or fails.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from agent_core.tools import Tool
-from memory.archive import without_header
+from memory.archive import SemanticRanker, without_header
 from memory.providers import Exchange, Provider, ProviderTool, SessionEnd, Subject
 from memory.scan import scan
 
@@ -115,31 +119,41 @@ class Recall:
         self.provider = provider
         self.settings = settings or RecallSettings()
         self._observe = observe or (lambda *_: None)
+        self._failing: dict[str, str] = {}  # hook -> how it last failed (``once`` calls)
 
     @property
     def name(self) -> str:
         return self.provider.name
 
     async def _call(
-        self, hook: str, work: Awaitable[T], timeout_s: float, *, report: bool = True
+        self,
+        hook: str,
+        work: Awaitable[T],
+        timeout_s: float,
+        *,
+        report: bool = True,
+        once: bool = False,
     ) -> tuple[T | None, str, float]:
         """``work`` under ``timeout_s``: its result, the outcome (``ok``, ``timeout``,
         ``error``) and the seconds it took, reported unless ``report`` is off (the caller
-        reports a finer outcome); a failure is logged here, never raised."""
+        reports a finer outcome); a failure is logged here, never raised (``once``: not
+        again while the hook keeps failing the same way)."""
         started = time.monotonic()
-        outcome = "ok"
+        outcome, kind, problem = "ok", "ok", ""
         result: T | None = None
         try:
             async with asyncio.timeout(timeout_s):
                 result = await work
         except TimeoutError:
-            outcome = "timeout"
-            log.warning("memory provider %s: %s took over %.2fs; went on without it",
-                        self.name, hook, timeout_s)  # fmt: skip
+            outcome = kind = "timeout"
+            problem = f"{hook} took over {timeout_s:.2f}s; went on without it"
         except Exception as exc:  # any failure of a provider is the provider's
-            outcome = "error"
-            log.warning("memory provider %s: %s failed: %s: %s",
-                        self.name, hook, type(exc).__name__, str(exc)[:300])  # fmt: skip
+            outcome, kind = "error", type(exc).__name__
+            problem = f"{hook} failed: {kind}: {str(exc)[:300]}"
+        if problem and not (once and self._failing.get(hook) == kind):
+            log.warning("memory provider %s: %s", self.name, problem)
+        if once:
+            self._failing[hook] = kind
         seconds = time.monotonic() - started
         if report:
             self._observe(self.name, hook, outcome, seconds)
@@ -223,6 +237,29 @@ class Recall:
             self.provider.on_memory_write(subject, action, target, entry),
             self.settings.timeout_s,
         )
+
+    def ranker(self) -> SemanticRanker | None:
+        """The provider's ranking of archived messages by meaning, for ``session_search``
+        to fuse with its words (None: the provider has none). Each call is bounded like the
+        prefetch (``prefetch_timeout_ms``) and counted as hook ``rank``; late, failed or
+        not a list of ids, it answers ``[]`` (the search then answers by words alone) and
+        is logged once, until it answers again."""
+        rank = getattr(self.provider, "rank_messages", None)
+        if rank is None:
+            return None
+        timeout_s = self.settings.prefetch_timeout_ms / 1000
+
+        async def checked(viewer: str, query: str, limit: int) -> list[int]:
+            found = await rank(Subject(viewer), query, limit)
+            return [int(message_id) for message_id in found]
+
+        async def ranked(viewer: str, query: str, limit: int) -> list[int]:
+            found, _, _ = await self._call(
+                "rank", checked(viewer, query, limit), timeout_s, once=True
+            )
+            return found or []
+
+        return ranked
 
     def tools(self, subject: Subject) -> Sequence[ProviderTool]:
         """The provider's tools for a new session (none if asking for them fails)."""

@@ -16,14 +16,17 @@ turn) and into two FTS5 tables of a separate plain sqlite3 database (``unicode61
   matches' neighbours included);
 * **fts5** / **porter**: the question's content words (lower-cased, stop and question words
   removed, each double-quoted) OR-ed, bm25-ranked, top 10 of that person's messages;
-* **local** (``--local``): the local memory provider's fused search (vectors and words),
-  after every message was embedded.
+* with ``--local``, after every message was embedded (``bench/recall_systems.py``):
+  **ours + local**, the same tool with the local memory provider's ranking by meaning
+  fused into discover, as the agent wires it; and **local**, the provider's own fused
+  search (vectors and words).
 
 recall@k of a question is the fraction of its evidence ids among the first k message ids;
-the table averages it per kind and overall. It also prints the tool's latency (per discover
-call, this run) and the size of the JSON it returns, at ``limit`` 10 and with the default
-arguments (the question alone, as the model usually calls it). Local, deterministic and bounded: no
-network, everything under a temporary directory that is removed at the end.
+the table averages it per kind and overall. It also prints each tool's latency (per
+discover call, this run) and the size of the JSON it returns, at ``limit`` 10 and with the
+default arguments (the question alone, as the model usually calls it). Local,
+deterministic and bounded: no network, everything under a temporary directory that is
+removed at the end (``--embed-cache DIR`` keeps the embeddings of the messages there).
 
     .venv/bin/python bench/recall_bench.py [--bank tune|heldout] [--people N] [--json FILE]
     make bench-recall BENCH_ARGS="--bank tune --misses 3"
@@ -34,8 +37,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import math
-import platform
 import re
 import sqlite3
 import sys
@@ -44,22 +45,31 @@ import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: find bench.*
 
-from agent_core.tools.search import SearchTool, session_search_tool
+from agent_core.tools.search import SearchTool
 from bench.recall_bank_base import KINDS
 from bench.recall_data import BANKS, Dataset, Message, Question, Session, generate
+from bench.recall_report import figures, header, misses, recall_at, render
+from bench.recall_systems import (
+    LIMIT,
+    Calls,
+    ask_tool,
+    fused_tools,
+    local_search,
+    start_provider,
+    tools_for,
+)
 from memory.archive import Archive, NewMessage, SessionSpec
 
-SYSTEMS = ("ours", "ours + context", "fts5", "porter", "local")
+SYSTEMS = ("ours", "ours + local", "ours + context", "fts5", "porter", "local")
+TOOLS = ("ours", "ours + local")  # the systems that are the session_search tool
+LOCAL = ("ours + local", "local")  # the systems that need --local
 BASELINES = {  # table name -> tokenizer; only the stemmer differs
     "fts5": "unicode61 remove_diacritics 2",
     "porter": "porter unicode61 remove_diacritics 2",
 }
-KS = (3, 5, 10)
-LIMIT = 10  # results asked of the tool (its maximum), messages taken from a baseline
 DEFAULT_PEOPLE = 64  # about a minute on 2 cores, ingest included
 PLATFORM = "telegram"
 # The baselines' query: a small fixed list, independent of the archive's own STOP_WORDS.
@@ -69,25 +79,6 @@ _BASELINE_STOP_TEXT = """a an the and or of in on at to for from with by about a
     what which who whom whose where when why how there than then"""
 BASELINE_STOP = frozenset(_BASELINE_STOP_TEXT.split())
 WORD = re.compile(r"\w+")
-
-
-# -- recall ---------------------------------------------------------------------------------
-
-
-def recall_at(ranking: Sequence[str], evidence: Sequence[str], k: int) -> float:
-    """The fraction of ``evidence`` among the first ``k`` ids of ``ranking``."""
-    wanted = set(evidence)
-    if not wanted:
-        raise ValueError("a question without evidence cannot be scored")
-    return len(wanted.intersection(ranking[:k])) / len(wanted)
-
-
-def percentile(values: Sequence[float], p: float) -> float:
-    """Nearest-rank percentile (p in 0..100); 0 for no values."""
-    if not values:
-        return 0.0
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)]
 
 
 # -- the baselines --------------------------------------------------------------------------
@@ -194,29 +185,6 @@ async def ingest(archive: Archive, data: Dataset, content: dict[str, str]) -> di
     return ids
 
 
-def hit_ids(payload: dict[str, Any]) -> list[int]:
-    """The matches of each result (best first), results in order."""
-    return [m["id"] for result in payload.get("results", []) for m in result["matches"]]
-
-
-def shown_ids(payload: Any) -> list[int]:
-    """Every message id the JSON shows, in order of appearance (first time only)."""
-    seen: dict[int, None] = {}
-
-    def walk(node: Any) -> None:
-        if isinstance(node, dict):
-            if "id" in node and "role" in node and isinstance(node["id"], int):
-                seen.setdefault(node["id"], None)
-            for value in node.values():
-                walk(value)
-        elif isinstance(node, list):
-            for value in node:
-                walk(value)
-
-    walk(payload)
-    return list(seen)
-
-
 # -- the run --------------------------------------------------------------------------------
 
 
@@ -228,6 +196,7 @@ class Config:
     seed: int = 7
     headers: bool = True  # user messages as the agent archives them, with the time header
     local: bool = False  # also the local memory provider's search (needs mnemo[local])
+    embed_cache: Path | None = None  # keep the messages' embeddings here (bench only)
 
 
 @dataclass
@@ -237,9 +206,7 @@ class Result:
     sessions: int
     questions: tuple[Question, ...]
     rankings: dict[str, dict[str, list[str]]]  # system -> question id -> message ids
-    latencies_ms: list[float] = field(default_factory=list)
-    output_chars: list[int] = field(default_factory=list)
-    default_chars: list[int] = field(default_factory=list)  # the call with no limit given
+    calls: dict[str, Calls] = field(default_factory=dict)  # a tool system -> its calls
     seconds: dict[str, float] = field(default_factory=dict)
     texts: dict[str, str] = field(default_factory=dict)  # message id -> text (for --misses)
 
@@ -271,8 +238,10 @@ async def run(config: Config, workdir: Path) -> Result:
     messages = [m for s in data.sessions for m in s.messages]
     content = {m.id: stored_text(m, headers=config.headers) for m in messages}
     rankings: dict[str, dict[str, list[str]]] = {system: {} for system in SYSTEMS}
+    rankings["ours + local + context"] = {}  # not a column: the line under the table
     if not config.local:
-        del rankings["local"]
+        for system in (*LOCAL, "ours + local + context"):
+            del rankings[system]
     result = Result(config, len(messages), len(data.sessions), data.questions, rankings)
     result.texts = {m.id: f"{m.role}: {m.text}" for m in messages}
     seconds = result.seconds
@@ -295,28 +264,15 @@ async def run(config: Config, workdir: Path) -> Result:
     try:
         to_gid = await ingest(archive, data, content)
         seconds["ingest archive"] = time.perf_counter() - mark
-        search = SearchTool(archive)
-        tools = {
-            person: session_search_tool(search, person=person, current_session=lambda: None)
-            for person in dict.fromkeys(q.person for q in data.questions)
-        }
+        people = list(dict.fromkeys(q.person for q in data.questions))
         mark = time.perf_counter()
-        for question in data.questions:
-            arguments = json.dumps({"query": question.text, "limit": LIMIT})
-            call = time.perf_counter()
-            text = await tools[question.person].invoke(arguments)
-            result.latencies_ms.append((time.perf_counter() - call) * 1000)
-            result.output_chars.append(len(text))
-            payload = json.loads(text)
-            if payload.get("success") is not True or payload.get("mode") != "discover":
-                raise RuntimeError(f"{question.id}: session_search failed: {text[:300]}")
-            rankings["ours"][question.id] = [to_gid[i] for i in hit_ids(payload)]
-            rankings["ours + context"][question.id] = [to_gid[i] for i in shown_ids(payload)]
-            plain = await tools[question.person].invoke(json.dumps({"query": question.text}))
-            result.default_chars.append(len(plain))
+        result.calls["ours"] = Calls()
+        tools = tools_for(SearchTool(archive), people)
+        pair = (rankings["ours"], rankings["ours + context"])
+        await ask_tool(tools, data.questions, to_gid, pair, result.calls["ours"])
         seconds["ask ours"] = time.perf_counter() - mark
         if config.local:
-            await ask_local(archive, data.questions, to_gid, result)
+            await ask_local(archive, data.questions, people, to_gid, result)
     finally:
         await archive.close()
     seconds["total"] = time.perf_counter() - started
@@ -324,149 +280,28 @@ async def run(config: Config, workdir: Path) -> Result:
 
 
 async def ask_local(
-    archive: Archive, questions: Sequence[Question], to_gid: dict[int, str], result: Result
+    archive: Archive,
+    questions: Sequence[Question],
+    people: Sequence[str],
+    to_gid: dict[int, str],
+    result: Result,
 ) -> None:
-    """The local provider: embed every message (timed), then its fused search per question,
-    as the person who owns it (``min_similarity`` 0: a ranking, not a prefetch's cut)."""
-    from memory.providers import Subject  # noqa: PLC0415 - only with --local
-    from memory.providers.local import LocalProvider  # noqa: PLC0415
-
-    provider = LocalProvider(archive)
-    await provider.start(index=False)
-    mark = time.perf_counter()
-    await provider.reindex()
-    result.seconds["embed local"] = time.perf_counter() - mark
-    mark = time.perf_counter()
-    for question in questions:
-        found = await provider.search(
-            Subject(question.person), question.text, limit=LIMIT, min_similarity=0.0
-        )
-        result.rankings["local"][question.id] = [to_gid[item.message_id] for item in found]
-    result.seconds["ask local"] = time.perf_counter() - mark
-    await provider.aclose()
-
-
-# -- the report -----------------------------------------------------------------------------
-
-
-def header(result: Result) -> str:
-    config = result.config
-    return (
-        f"recall benchmark: bank {config.bank}, {config.people} people, {result.sessions}"
-        f" sessions, {result.messages:,} messages, {len(result.questions)} questions"
-        f" (seed {config.seed}{'' if config.headers else ', no time headers'});"
-        f" Python {platform.python_version()},"
-        f" SQLite {sqlite3.sqlite_version}"
+    """Embed every message (timed), then ask ``ours + local`` and ``local``."""
+    provider, result.seconds["embed local"] = await start_provider(
+        archive, result.config.embed_cache
     )
-
-
-def render(result: Result) -> str:
-    """The recall table (kinds x systems), then the tool's latency and output size."""
-    counts = result.counts()
-    cell = 18
-    rows = [
-        f"{'':12}{'':>5}" + "".join(f" | {system:<{cell - 3}}" for system in result.systems),
-        f"{'kind':12}{'n':>5}"
-        + "".join(" | " + "".join(f"{'@' + str(k):>5}" for k in KS) for _ in result.systems),
-    ]
-    for kind in (*KINDS, None):
-        n = counts[kind] if kind is not None else len(result.questions)
-        line = f"{kind or 'all':12}{n:>5}"
-        for system in result.systems:
-            line += " | " + "".join(f"{result.recall(system, kind, k):5.2f}" for k in KS)
-        rows.append(line)
-    rows.insert(2, "-" * len(rows[1]))
-    rows.insert(len(rows) - 1, "-" * len(rows[1]))
-    shown = [len(ids) for ids in result.rankings["ours + context"].values()]
-    every = {kind or "all": result.recall("ours + context", kind, 10**6) for kind in (*KINDS, None)}
-    latency = result.latencies_ms
-    rows += [
-        "",
-        f"ours + context, every id the JSON shows (mean {sum(shown) / max(1, len(shown)):.1f}"
-        " ids a call): " + ", ".join(f"{kind} {value:.2f}" for kind, value in every.items()),
-        f"session_search discover, limit {LIMIT}: latency p50 {percentile(latency, 50):.1f}"
-        f" ms, p95 {percentile(latency, 95):.1f} ms;"
-        f" output mean {sum(result.output_chars) / max(1, len(result.output_chars)):,.0f}"
-        f" chars, p95 {percentile(result.output_chars, 95):,.0f}, max"
-        f" {max(result.output_chars, default=0):,} ({len(result.latencies_ms)} calls)",
-        f"session_search discover, default arguments (limit 3): output mean"
-        f" {sum(result.default_chars) / max(1, len(result.default_chars)):,.0f} chars, p95"
-        f" {percentile(result.default_chars, 95):,.0f},"
-        f" max {max(result.default_chars, default=0):,}",
-        "seconds: " + ", ".join(f"{name} {value:.1f}" for name, value in result.seconds.items()),
-    ]
-    return "\n".join(rows)
-
-
-def misses(result: Result, per_kind: int) -> str:
-    """Up to ``per_kind`` questions of each kind that ours missed at @10, with their evidence
-    and what ours showed instead (for developing on ``tune``; never used on ``heldout``)."""
-    if result.config.bank == "heldout":
-        raise ValueError("the held-out bank is not inspected: use --bank tune")
-    lines = []
-    for kind in KINDS:
-        shown = 0
-        for question in result.questions:
-            ours = result.rankings["ours"][question.id]
-            if question.kind != kind or recall_at(ours, question.evidence, 10) == 1.0:
-                continue
-            if shown == per_kind:
-                break
-            shown += 1
-            lines.append(f"[{kind}] {question.id}: {question.text}  ->  {question.answer}")
-            for mid in question.evidence:
-                session = mid.rsplit("/", 1)[0]
-                same = [hit for hit in ours if hit.rsplit("/", 1)[0] == session]
-                where = (
-                    f"found at {ours.index(mid) + 1}"
-                    if mid in ours
-                    else f"its session at {ours.index(same[0]) + 1} as {same[0]}"
-                    if same
-                    else "its session not in the results"
-                )
-                lines.append(f"    evidence {mid} ({where}): {result.texts[mid]}")
-            for rank, mid in enumerate(ours[:3], 1):
-                lines.append(f"    ours {rank}. {mid}: {result.texts[mid]}")
-    return "\n".join(lines)
-
-
-def figures(result: Result) -> dict[str, Any]:
-    """What ``--json`` writes."""
-    config = result.config
-    return {
-        "bank": config.bank,
-        "people": config.people,
-        "sessions_per_person": config.sessions,
-        "seed": config.seed,
-        "headers": config.headers,
-        "sessions": result.sessions,
-        "messages": result.messages,
-        "questions": result.counts() | {"all": len(result.questions)},
-        "python": platform.python_version(),
-        "sqlite": sqlite3.sqlite_version,
-        "recall": {
-            system: {
-                kind or "all": {str(k): round(result.recall(system, kind, k), 4) for k in KS}
-                for kind in (*KINDS, None)
-            }
-            for system in result.systems
-        },
-        "latency_ms": {
-            "p50": round(percentile(result.latencies_ms, 50), 2),
-            "p95": round(percentile(result.latencies_ms, 95), 2),
-        },
-        "default_chars": {
-            "mean": round(sum(result.default_chars) / max(1, len(result.default_chars)), 1),
-            "p95": percentile(result.default_chars, 95),
-            "max": max(result.default_chars, default=0),
-        },
-        "output_chars": {
-            "mean": round(sum(result.output_chars) / max(1, len(result.output_chars)), 1),
-            "p95": percentile(result.output_chars, 95),
-            "max": max(result.output_chars, default=0),
-        },
-        "seconds": {name: round(value, 2) for name, value in result.seconds.items()},
-    }
+    try:
+        mark = time.perf_counter()
+        calls = result.calls["ours + local"] = Calls()
+        tools = fused_tools(archive, provider, people, calls)
+        pair = (result.rankings["ours + local"], result.rankings["ours + local + context"])
+        await ask_tool(tools, questions, to_gid, pair, calls)
+        result.seconds["ask ours + local"] = time.perf_counter() - mark
+        mark = time.perf_counter()
+        result.rankings["local"] = await local_search(provider, questions, to_gid)
+        result.seconds["ask local"] = time.perf_counter() - mark
+    finally:
+        await provider.aclose()
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -490,26 +325,43 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--local", action="store_true", help="also the local memory provider (mnemo[local])"
     )
     parser.add_argument(
+        "--embed-cache",
+        type=Path,
+        metavar="DIR",
+        help="with --local: keep the messages' embeddings in DIR for the next run",
+    )
+    parser.add_argument(
         "--misses",
         type=int,
         default=0,
         metavar="N",
-        help="print N questions of each kind that ours missed (tune only)",
+        help="print N questions of each kind that a tool missed (tune only)",
+    )
+    parser.add_argument(
+        "--misses-of", choices=TOOLS, default="ours", help="the tool --misses shows"
     )
     args = parser.parse_args(argv)
     if args.misses and args.bank == "heldout":
         parser.error(
             "--misses reads the questions: only with --bank tune (heldout is not tuned on)"
         )
+    if args.misses_of not in ("ours",) and not args.local:
+        parser.error(f"--misses-of {args.misses_of} needs --local")
     config = Config(
-        args.bank, args.people, args.sessions, args.seed, not args.no_headers, args.local
+        args.bank,
+        args.people,
+        args.sessions,
+        args.seed,
+        not args.no_headers,
+        args.local,
+        args.embed_cache,
     )
     with tempfile.TemporaryDirectory(prefix="mnemo-recall-") as workdir:
         result = asyncio.run(run(config, Path(workdir)))
     print(header(result))
     print(render(result))
     if args.misses:
-        print("\n" + misses(result, args.misses))
+        print("\n" + misses(result, args.misses, args.misses_of))
     if args.json:
         args.json.write_text(json.dumps(figures(result), indent=2) + "\n", encoding="utf-8")
         print(f"wrote {args.json}", file=sys.stderr)

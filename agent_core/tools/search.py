@@ -13,20 +13,24 @@ prints.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
 from typing import Any, Literal
 
 from agent_core.tools.base import Tool
 from memory.archive import (
+    FUSION,
     HITS_PER_SESSION,
     LIKE_SCAN_ROWS,
     READ_HEAD,
     READ_TAIL,
     Archive,
     Discovery,
+    Fusion,
     Message,
     MessageNotInSession,
     Reading,
     Searcher,
+    SemanticRanker,
     Session,
     SessionNotFound,
     SessionResult,
@@ -48,6 +52,12 @@ MATCH_CHARS, NEIGHBOUR_CHARS, TITLE_CHARS = 200, 80, 60
 DEFAULT_LIMIT, MAX_LIMIT = 3, 10
 BROWSE_LIMIT = 10
 DEFAULT_WINDOW, MAX_WINDOW = 5, 20
+#: What the description says of discover when a ranking by meaning is fused in.
+BY_WORDS = "With query: the best matching sessions,"
+BY_MEANING = (
+    "With query: the best matching sessions, by its words and by meaning (a question in"
+    " plain words also finds messages that answer it in other words),"
+)
 
 
 def session_search_tool(
@@ -89,11 +99,17 @@ def session_search_tool(
         call = {key: value for key, value in args.items() if value is not None}
         return await search.call(call, viewer=person, current_session_id=current_session())
 
-    return Tool.from_function(session_search)
+    tool = Tool.from_function(session_search)
+    if search.searcher.semantic is None:
+        return tool
+    return replace(tool, description=tool.description.replace(BY_WORDS, BY_MEANING))
 
 
 class SearchTool:
-    """The model-facing ``session_search`` contract over a ``Searcher``."""
+    """The model-facing ``session_search`` contract over a ``Searcher``; ``semantic``: a
+    ranking by meaning that discover fuses with the words' (the memory provider's, when it
+    has one: ``agent_core.recall.Recall.ranker``), as ``fusion`` says. The JSON is the
+    same either way."""
 
     def __init__(
         self,
@@ -101,9 +117,13 @@ class SearchTool:
         *,
         like_scan_rows: int = LIKE_SCAN_ROWS,
         hits_per_session: int = HITS_PER_SESSION,
+        semantic: SemanticRanker | None = None,
+        fusion: Fusion = FUSION,
     ) -> None:
         self.archive = archive
-        self.searcher = Searcher(archive, like_scan_rows=like_scan_rows)
+        self.searcher = Searcher(
+            archive, like_scan_rows=like_scan_rows, semantic=semantic, fusion=fusion
+        )
         self.hits_per_session = hits_per_session
 
     async def call(

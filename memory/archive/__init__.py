@@ -3,9 +3,10 @@
 the schema, ``writer`` the one write connection (group commit), ``connections`` the private
 file, the reader connections and read deadlines, ``cjk`` the CJK gram index, ``transfer``
 JSONL import, ``database`` (``Archive``) opening, reading and writing, ``query`` query
-sanitising and routing, and ``search`` the ranked, person-scoped search and the typed reads
-behind the tool. Exceptions derive from ``ArchiveError`` (``sqlite3.Error`` for a file that
-is not a database).
+sanitising and routing, ``indexes`` the scoped reads of the indexes, ``fusion`` the seam for
+a ranking by meaning that ``discover`` fuses with the words' (``SemanticRanker``), and
+``search`` the ranked, person-scoped search and the typed reads behind the tool. Exceptions
+derive from ``ArchiveError`` (``sqlite3.Error`` for a file that is not a database).
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from memory.archive.database import (
     new_session_id,
     read_deadline,
 )
+from memory.archive.fusion import FUSION, Fusion, SemanticRanker
 from memory.archive.migrations import MigrationError
 from memory.archive.query import ParsedQuery, parse_query
 from memory.archive.records import visible_clause, without_header
@@ -49,6 +51,7 @@ from memory.archive.search import (
 )
 
 __all__ = [
+    "FUSION",
     "HITS_PER_SESSION",
     "LIKE_SCAN_ROWS",
     "READ_ALL_UP_TO",
@@ -57,6 +60,7 @@ __all__ = [
     "Archive",
     "ArchiveError",
     "Discovery",
+    "Fusion",
     "Hit",
     "ImportFormatError",
     "ImportReport",
@@ -70,6 +74,7 @@ __all__ = [
     "Reading",
     "Scroll",
     "Searcher",
+    "SemanticRanker",
     "Session",
     "SessionNotFound",
     "SessionResult",

@@ -262,10 +262,12 @@ def short_cjk_terms(query: ParsedQuery) -> list[str]:
 @dataclass(frozen=True, slots=True)
 class Ranked:
     """Search the word index with ``expr`` (an FTS5 expression built here), bm25-ranked;
-    ``period``: only messages written in that span of time, [start, end)."""
+    ``period``: only messages written in that span of time, [start, end); ``loose``: any
+    of the terms (a weaker match than all of them, which a fused ranking weighs less)."""
 
     expr: str
     period: tuple[float, float] | None = None
+    loose: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -337,7 +339,11 @@ def route(query: ParsedQuery) -> list[Step]:
                 more += [_substring([piece]) for piece in pieces]
             steps += [step for step in more if step is not None]
         return steps
-    steps = [Ranked(expr) for expr in (fts_all(query), fts_any(query)) if expr]
+    steps = [
+        Ranked(expr, loose=loose)
+        for expr, loose in ((fts_all(query), False), (fts_any(query), True))
+        if expr
+    ]
     widest = fts_any(query)
     if query.period is not None and widest:  # the month the question names, first
         steps.insert(0, Ranked(widest, query.period))

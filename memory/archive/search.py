@@ -5,8 +5,9 @@ and groups the hits by session lineage (a session and the ones compressed from i
 lineage first, keeping the best few hits of each; the steps merge (all words, then any word,
 then substrings), each adding what the ones before did not find. Word-index results are
 ranked by bm25, trigram results by recency (``sort`` orders either by time); all are scoped
-in SQL
-(``memory.archive.database``): a person only ever reaches sessions they took part in.
+in SQL (``memory.archive.indexes``): a person only ever reaches sessions they took part in.
+A ``Searcher`` given a ``semantic`` ranker (``memory.archive.fusion``) fuses its ranking by
+meaning into a person's ``discover`` by relevance; its ids are scoped in SQL the same way.
 
 The tool's four modes are typed reads here, answered with the frozen dataclasses of
 ``memory.archive.results``:
@@ -27,11 +28,13 @@ Errors: ``SessionNotFound`` and ``MessageNotInSession`` (``ArchiveError``, ``Loo
 
 from __future__ import annotations
 
+import asyncio
+import logging
 from collections.abc import Sequence
-from typing import Any, Literal
 
-from memory.archive.cjk import indexed
-from memory.archive.database import Archive, Message, Session, scope_token, visible_clause
+from memory.archive.database import Archive, Message, Session
+from memory.archive.fusion import FUSION, Fusion, SemanticRanker, fuse, grouped
+from memory.archive.indexes import LIKE_SCAN_ROWS, Indexes, Scope, Sort, scope_sql
 from memory.archive.query import ParsedQuery, Ranked, parse_query, route
 from memory.archive.results import (
     Discovery,
@@ -55,27 +58,35 @@ __all__ = [
     "Sort",
 ]
 
-LIKE_SCAN_ROWS = 20_000
+log = logging.getLogger(__name__)
+
 READ_ALL_UP_TO = 30
 READ_HEAD, READ_TAIL = 20, 10
 HITS_PER_SESSION = 3  # matching messages shown per session result
 NO_WORDS = "The query has no searchable words; nothing was searched."
 NO_MATCH = "No past messages match. Try other words, or omit query to browse."
-Sort = Literal["relevance", "newest", "oldest"]
 
 
 class Searcher:
     """Ranked, scoped search over an ``Archive``, and the reads of ``session_search``."""
 
     def __init__(
-        self, archive: Archive, *, like_scan_rows: int = LIKE_SCAN_ROWS, cjk_index: bool = True
+        self,
+        archive: Archive,
+        *,
+        like_scan_rows: int = LIKE_SCAN_ROWS,
+        cjk_index: bool = True,
+        semantic: SemanticRanker | None = None,
+        fusion: Fusion = FUSION,
     ) -> None:
         """``like_scan_rows``: the bound of the scans (``_substring``); ``cjk_index=False``
         leaves the gram index unused, so short CJK terms are scanned as before it existed
-        (the archive benchmark times both)."""
+        (the archive benchmark times both); ``semantic``: a ranking by meaning that
+        ``discover`` fuses with the words' (``memory.archive.fusion``), as ``fusion`` says."""
         self.archive = archive
-        self.like_scan_rows = like_scan_rows
-        self.cjk_index = cjk_index
+        self.indexes = Indexes(archive, like_scan_rows=like_scan_rows, cjk_index=cjk_index)
+        self.semantic = semantic
+        self.fusion = fusion
 
     async def find(
         self,
@@ -118,34 +129,93 @@ class Searcher:
         query = parse_query(text)
         if query.empty:
             return [], query
+        scope = scope_sql(viewer, exclude_session, conversation_only)
+        hits, _ = await self._words(
+            query, scope, viewer=viewer, limit=limit, per_session=per_session, sort=sort
+        )
+        return grouped(hits, limit, per_session), query
+
+    async def _words(
+        self,
+        query: ParsedQuery,
+        scope: Scope,
+        *,
+        viewer: str | None,
+        limit: int,
+        per_session: int,
+        sort: Sort,
+    ) -> tuple[list[Hit], set[int]]:
+        """The route's hits, best first, each message once: its steps run in order until
+        ``limit`` session lineages were found (a Latin substring search only when the words
+        found nothing); and the ids a loose step found (any of the terms)."""
         wanted = min(max(limit * per_session * 8, 24), 400)
-        scope = _scope_sql(viewer, exclude_session, conversation_only)
-        groups: dict[str, list[Hit]] = {}
+        hits: list[Hit] = []
+        loose: set[int] = set()
         seen_messages: set[int] = set()
+        roots: set[str] = set()
         for step in route(query):
             if isinstance(step, Ranked):
-                found = await self._ranked(
+                found = await self.indexes.ranked(
                     step.expr, scope, viewer=viewer, wanted=wanted, sort=sort, period=step.period
                 )
-            elif step.fallback and groups:
+            elif step.fallback and roots:
                 break  # the Latin substring search only runs when words found nothing
             else:
-                found = await self._substring(
+                found = await self.indexes.substring(
                     step.terms, step.short, scope, viewer=viewer, wanted=wanted, sort=sort
                 )
             for hit in found:
-                if hit.message_id in seen_messages:
-                    continue
-                seen_messages.add(hit.message_id)
-                group = groups.get(hit.root_id)
-                if group is None:
-                    if len(groups) < limit:
-                        groups[hit.root_id] = [hit]
-                elif len(group) < per_session:
-                    group.append(hit)
-            if len(groups) >= limit:
+                if hit.message_id not in seen_messages:
+                    seen_messages.add(hit.message_id)
+                    hits.append(hit)
+                    roots.add(hit.root_id)
+                    if isinstance(step, Ranked) and step.loose:
+                        loose.add(hit.message_id)
+            if len(roots) >= limit:
                 break
-        return list(groups.values()), query
+        return hits, loose
+
+    async def _fused(
+        self,
+        text: str,
+        semantic: SemanticRanker,
+        *,
+        viewer: str,
+        limit: int,
+        per_session: int,
+        exclude_session: str | None,
+        conversation_only: bool,
+    ) -> tuple[list[list[Hit]], ParsedQuery]:
+        """``find_grouped`` by relevance with the ranking by meaning fused in (``fusion``):
+        the ranker runs while the words are searched; what it answers is scoped here in
+        SQL like the words; when it fails the words answer alone."""
+        query = parse_query(text)
+        if query.empty:
+            return [], query
+        fusion = self.fusion
+        asked = asyncio.ensure_future(semantic(viewer, text, fusion.candidates))
+        scope = scope_sql(viewer, exclude_session, conversation_only)
+        try:
+            words, loose = await self._words(
+                query, scope, viewer=viewer, limit=limit, per_session=per_session, sort="relevance"
+            )
+        except BaseException:
+            asked.cancel()
+            raise
+        try:
+            meaning = list(await asked)
+        except Exception as exc:  # the words still answer
+            log.warning("discover: the ranking by meaning failed: %s", type(exc).__name__)
+            meaning = []
+        visible = await self.indexes.by_id(
+            meaning, scope, query.period if fusion.in_period else None
+        )
+        meaning = [message_id for message_id in meaning if message_id in visible]
+        by_id = {**visible, **{hit.message_id: hit for hit in words}}  # the words' snippets
+        ranked = fuse([hit.message_id for hit in words], meaning, fusion, loose=loose)
+        further = fusion.further_within if meaning else 0  # words alone: as find_grouped
+        groups = grouped([by_id[m] for m in ranked], limit, per_session, further_within=further)
+        return groups, query
 
     # -- the session_search reads -------------------------------------------------------
 
@@ -162,16 +232,28 @@ class Searcher:
         neighbours: bool = True,
     ) -> Discovery:
         """``find_grouped``, each hit with its message and (``neighbours``) the messages
-        just before and after it in its session."""
-        groups, parsed = await self.find_grouped(
-            text,
-            viewer=viewer,
-            limit=limit,
-            per_session=hits_per_session,
-            sort=sort,
-            exclude_session=exclude_session,
-            conversation_only=conversation_only,
-        )
+        just before and after it in its session. With a ``semantic`` ranker, a person's
+        search by relevance fuses the ranking by meaning in (``_fused``)."""
+        if self.semantic is not None and viewer is not None and sort == "relevance":
+            groups, parsed = await self._fused(
+                text,
+                self.semantic,
+                viewer=viewer,
+                limit=limit,
+                per_session=hits_per_session,
+                exclude_session=exclude_session,
+                conversation_only=conversation_only,
+            )
+        else:
+            groups, parsed = await self.find_grouped(
+                text,
+                viewer=viewer,
+                limit=limit,
+                per_session=hits_per_session,
+                sort=sort,
+                exclude_session=exclude_session,
+                conversation_only=conversation_only,
+            )
         if parsed.empty:
             return Discovery(text, parsed, (), NO_WORDS)
         if not groups:
@@ -268,121 +350,3 @@ class Searcher:
         if session is None:
             raise SessionNotFound(session_id)
         return session
-
-    # -- the indexes ----------------------------------------------------------------------
-
-    async def _ranked(
-        self,
-        expr: str,
-        scope: tuple[str, dict[str, Any]],
-        *,
-        viewer: str | None,
-        wanted: int,
-        sort: Sort,
-        period: tuple[float, float] | None = None,
-    ) -> list[Hit]:
-        """The word index, bm25-ranked (or by time; equal scores: the newer first), scope
-        matched inside the index; ``period``: only messages written then."""
-        match = f"search_text : ({expr})"
-        if viewer is not None:
-            match = f'scope : "{scope_token(viewer)}" AND {match}'
-        where, params = scope[0], dict(scope[1])
-        params.update(match=match, wanted=wanted)
-        if period is not None:
-            where += " AND m.created_at >= :since AND m.created_at < :until"
-            params.update(since=period[0], until=period[1])
-        order = {
-            "relevance": "score, m.created_at DESC",
-            "newest": "m.created_at DESC",
-            "oldest": "m.created_at ASC",
-        }
-        sql = (
-            "SELECT m.id, m.session_id, s.root_id, bm25(messages_fts, 1.0, 0.0) AS score,"
-            " snippet(messages_fts, 0, '[', ']', '…', 16)"
-            " FROM messages_fts JOIN messages m ON m.id = messages_fts.rowid"
-            " JOIN sessions s ON s.id = m.session_id"
-            f" WHERE messages_fts MATCH :match AND {where} ORDER BY {order[sort]} LIMIT :wanted"
-        )
-        return await self._hits(sql, params)
-
-    async def _substring(
-        self,
-        terms: Sequence[str],
-        short: Sequence[str],
-        scope: tuple[str, dict[str, Any]],
-        *,
-        viewer: str | None,
-        wanted: int,
-        sort: Sort,
-    ) -> list[Hit]:
-        """Substrings, exact (LIKE). Which rows are examined:
-
-        * only terms shorter than 3 characters, one of them a CJK character or a pair
-          ``messages_cjk`` holds (``memory.archive.cjk.indexed``): the messages of the
-          viewer that hold all those grams, the newest ``like_scan_rows`` of them;
-        * a person whose history fits in ``like_scan_rows`` messages: all of it;
-        * otherwise, and for an operator, the trigram index for terms of 3+ characters;
-        * only short terms the gram index cannot serve and a larger history: the most recent
-          ``like_scan_rows`` messages (the trigram index cannot serve them).
-        """
-        where, params = scope[0], dict(scope[1])
-        scan = self.like_scan_rows
-        params.update(wanted=wanted, scan=scan, needle=(terms or short)[0].lower())
-        grams = [t for t in short if indexed(t)] if self.cjk_index and not terms else []
-        if not grams and viewer is not None and await self._history_size(viewer) <= scan:
-            terms, short = [], [*terms, *short]
-        likes = []
-        for n, term in enumerate([*terms, *short]):
-            params[f"t{n}"] = f"%{term}%"
-            likes.append(f"{'t' if n < len(terms) else 'm'}.search_text LIKE :t{n}")
-        if grams:
-            tokens = ([scope_token(viewer)] if viewer is not None else []) + grams
-            params["grams"] = " AND ".join(f'"{token}"' for token in tokens)
-            source = "messages m"
-            where = (
-                "m.id IN (SELECT rowid FROM messages_cjk WHERE messages_cjk MATCH :grams"
-                f" ORDER BY rowid DESC LIMIT :scan) AND {where}"
-            )
-        elif terms:
-            source = "messages_trigram t JOIN messages m ON m.id = t.rowid"
-        else:
-            source = "messages m"
-            where = (
-                f"m.id IN (SELECT m.id FROM messages m WHERE {where}"
-                " ORDER BY m.id DESC LIMIT :scan)"
-            )
-        snippet = "substr(m.search_text, max(1, instr(lower(m.search_text), :needle) - 60), 160)"
-        sql = (
-            f"SELECT m.id, m.session_id, s.root_id, 0.0, {snippet}"
-            f" FROM {source} JOIN sessions s ON s.id = m.session_id"
-            f" WHERE {' AND '.join(likes)} AND {where}"
-            f" ORDER BY m.created_at {'ASC' if sort == 'oldest' else 'DESC'} LIMIT :wanted"
-        )
-        return await self._hits(sql, params)
-
-    async def _history_size(self, viewer: str) -> int:
-        async with self.archive.reader() as db:
-            rows = await db.execute_fetchall(
-                "SELECT coalesce(sum(message_count), 0) FROM sessions"
-                " WHERE id IN (SELECT session_id FROM session_people WHERE person = ?)",
-                (viewer,),
-            )
-        return int(next(iter(rows))[0])
-
-    async def _hits(self, sql: str, params: dict[str, Any]) -> list[Hit]:
-        async with self.archive.reader() as db:
-            rows = await db.execute_fetchall(sql, params)
-        return [Hit(r[0], r[1], r[2], float(r[3]), r[4] or "") for r in rows]
-
-
-def _scope_sql(
-    viewer: str | None, exclude: str | None, conversation_only: bool = False
-) -> tuple[str, dict[str, Any]]:
-    where = ["1"]
-    if viewer is not None:
-        where.append(visible_clause("m.session_id"))
-    if exclude is not None:
-        where.append("m.session_id != :exclude")
-    if conversation_only:
-        where.append("m.role IN ('user', 'assistant')")
-    return " AND ".join(where), {"viewer": viewer, "exclude": exclude}

@@ -14,7 +14,11 @@ When the agent calls each hook (and only then):
 * ``on_session_end(end)`` when a session ends (``/new``, idle expiry, compression);
 * ``on_memory_write(subject, action, target, entry)`` after each write the ``memory`` tool
   applied to the built-in memory;
-* ``tools(subject)`` once, when a session starts: extra tools, fixed for the session.
+* ``tools(subject)`` once, when a session starts: extra tools, fixed for the session;
+* ``rank_messages(subject, query, limit)``, optional (a provider that ranks archived
+  messages by meaning: ``local``), at each ``session_search`` discover: the ids of the
+  subject's messages closest to the query, best first, which the search fuses with its
+  word ranking (``agent_core.recall.Recall.ranker``). No text of it reaches a prompt.
 
 Every hook may be slow or fail: the agent bounds each with a timeout and never lets one fail
 or delay a turn beyond it.

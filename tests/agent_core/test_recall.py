@@ -17,8 +17,9 @@ from agent_core.agent import Agent, AgentSettings
 from agent_core.models import ChatMessage, ModelReply, ToolCall, ToolSpec, Usage
 from agent_core.models.scripted import ScriptedModel
 from agent_core.recall import FENCE, Recall, RecallSettings, context_heading
+from agent_core.tools import SearchTool, Tool, session_search_tool
 from memory import MemoryLimits, MemoryStores
-from memory.archive.database import Archive, SessionSpec, new_session_id
+from memory.archive.database import Archive, NewMessage, SessionSpec, new_session_id
 from memory.providers import Subject
 from tests.agent_core.test_agent import NOW
 from tests.fakes.memory_provider import RecordingProvider
@@ -285,3 +286,100 @@ async def test_a_provider_cannot_replace_a_built_in_tool(
     names = [spec["function"]["name"] for spec in model.requests[0].tools]
     assert names.count("memory") == 1 and "recall" in names
     assert "memory provider tool memory ignored: the name is taken" in caplog.text
+
+
+# -- the ranking by meaning session_search borrows ------------------------------------------
+
+
+class Ranking(RecordingProvider):
+    """A provider that ranks archived messages by meaning: it answers ``ranked``."""
+
+    ranked: Sequence[int] = ()
+
+    async def rank_messages(self, subject: Subject, query: str, limit: int) -> Sequence[int]:
+        await self._hook("rank", (subject, query, limit))
+        return self.ranked
+
+
+async def searched(a: Agent, archive: Archive, query: str) -> dict[str, Any]:
+    """What session_search answered the model in a new session of telegram-1."""
+    conversation = await start(a, "telegram-1")
+    answer = await conversation.toolbox.invoke("session_search", json.dumps({"query": query}))
+    result: dict[str, Any] = json.loads(answer)
+    return result
+
+
+async def kitten(archive: Archive) -> None:
+    spec = SessionSpec("old", "telegram", "telegram-1", "dm", ("telegram-1",))
+    await archive.start_session(spec)
+    await archive.append_exchange(
+        "old", [NewMessage("user", "I adopted a grey kitten called Miso"), NewMessage(
+            "assistant", "What a lovely name")], people=["telegram-1"],
+    )  # fmt: skip
+
+
+async def test_session_search_fuses_the_ranking_of_a_provider_that_has_one(
+    home: Path, archive: Archive
+) -> None:
+    await kitten(archive)
+    provider = Ranking()
+    provider.ranked = [1]
+    seen: Seen = []
+    a = make(home, archive, ScriptedModel(respond=lambda m, t: ModelReply("ok")), provider, seen)
+    found = await searched(a, archive, "which pet lives with me")  # no word of it is said
+    assert [m["id"] for m in found["results"][0]["matches"]] == [1]
+    assert provider.hooks("rank") == [(Subject("telegram-1"), "which pet lives with me", 100)]
+    assert [(hook, outcome) for _, hook, outcome, _ in seen if hook == "rank"] == [("rank", "ok")]
+
+
+def words_only(archive: Archive, running: str) -> Tool:
+    """The session_search tool as it is without a provider, in session ``running``."""
+    return session_search_tool(
+        SearchTool(archive), person="telegram-1", current_session=lambda: running
+    )
+
+
+async def test_without_a_ranking_session_search_answers_byte_for_byte_as_without_provider(
+    home: Path, archive: Archive
+) -> None:
+    await kitten(archive)
+    for provider in (RecordingProvider(), Ranking()):  # none at all, and one answering []
+        a = make(home, archive, ScriptedModel(respond=lambda m, t: ModelReply("ok")), provider)
+        conversation = await start(a, "telegram-1")
+        plain = words_only(archive, conversation.id)
+        for query in ("kitten", "Miso lovely", "which pet lives with me", "", "grey cat"):
+            for limit in (1, 3, 10):
+                args = json.dumps({"query": query, "limit": limit})
+                expected = await plain.invoke(args)
+                assert await conversation.toolbox.invoke("session_search", args) == expected
+
+
+@pytest.mark.parametrize("broken", ["late", "error", "not ids"])
+async def test_a_late_or_failing_ranking_leaves_the_words_and_is_logged_once(
+    home: Path, archive: Archive, caplog: pytest.LogCaptureFixture, broken: str
+) -> None:
+    caplog.set_level(logging.WARNING, logger="agent_core.recall")
+    await kitten(archive)
+    provider = Ranking(delay={"rank": 60.0} if broken == "late" else {})
+    if broken == "error":
+        provider.fail["rank"] = OSError("vectors gone")
+    provider.ranked = [1] if broken != "not ids" else ["one", None]  # type: ignore[list-item]
+    seen: Seen = []
+    model = ScriptedModel(respond=lambda m, t: ModelReply("ok"))
+    a = make(home, archive, model, provider, seen, prefetch_timeout_ms=50)
+    async with asyncio.timeout(10):  # each call cut at 50 ms, not awaited for its 60 s
+        for _ in range(3):
+            found = await searched(a, archive, "grey kitten")
+            assert found["success"] is True  # the words found it alone
+            assert [m["id"] for m in found["results"][0]["matches"]] == [1]
+    outcomes = [outcome for _, hook, outcome, _ in seen if hook == "rank"]
+    assert outcomes == ["timeout" if broken == "late" else "error"] * 3
+    warned = [r for r in caplog.records if "rank" in r.getMessage()]
+    assert len(warned) == 1 and "Traceback" not in caplog.text  # once, not at every call
+    provider.delay.clear()
+    provider.fail.clear()
+    provider.ranked = [1]
+    await searched(a, archive, "grey kitten")  # it answers again: the next failure is news
+    provider.fail["rank"] = OSError("vectors gone")
+    await searched(a, archive, "grey kitten")
+    assert len([r for r in caplog.records if "rank" in r.getMessage()]) == 2

@@ -15,24 +15,21 @@ import pytest
 from bench.recall_bank_base import KINDS
 from bench.recall_bench import (
     BASELINES,
+    LOCAL,
     SYSTEMS,
+    TOOLS,
     Config,
     Result,
     baseline_query,
     baseline_rank,
     build_baselines,
     exchanges,
-    figures,
-    header,
     main,
-    misses,
-    percentile,
-    recall_at,
-    render,
     run,
     stored_text,
 )
 from bench.recall_data import Dataset, Message, Session, generate
+from bench.recall_report import figures, header, misses, percentile, recall_at, render
 from memory.providers.local import Embedder, embedder
 
 #: with the local provider's search too where its extra is installed (make setup does)
@@ -106,13 +103,29 @@ def test_the_table_has_every_kind_and_system(tiny: Result) -> None:
         assert row.split()[1] == str(counts[kind])
         assert len(row.split("|")) == 1 + len(tiny.systems)
     assert any(line.startswith("all ") for line in lines)
-    assert "latency p50" in table and "output mean" in table
     assert "bank tune, 2 people" in header(tiny) and "SQLite" in header(tiny)
     data = figures(tiny)
     assert set(data["recall"]) == set(tiny.systems)
     assert all(set(data["recall"][s]) == {*KINDS, "all"} for s in tiny.systems)
-    assert set(SYSTEMS) - set(tiny.systems) <= {"local"}
-    assert len(tiny.latencies_ms) == len(tiny.output_chars) == len(tiny.questions)
+    assert set(SYSTEMS) - set(tiny.systems) <= set(LOCAL)
+    tools = [system for system in TOOLS if system in tiny.systems]
+    assert set(tiny.calls) == set(data["tools"]) == set(tools)
+    for system in tools:  # each tool's cost, beside the others
+        calls = tiny.calls[system]
+        assert len(calls.latencies_ms) == len(calls.output_chars) == len(tiny.questions)
+        assert f"{system}: discover, limit 10: latency p50" in table
+        assert f"{system}: discover, default arguments (limit 3): output mean" in table
+
+
+@pytest.mark.skipif(not TINY.local, reason="the local provider's extra is not installed")
+def test_the_fused_tool_is_beside_the_others_and_its_ranking_is_counted(
+    tiny: Result,
+) -> None:
+    assert {"ours + local", "local"} <= set(tiny.systems)
+    outcomes = tiny.calls["ours + local"].outcomes  # late on a busy machine: words alone
+    assert outcomes["ok"] > 0 and outcomes.total() == 2 * len(tiny.questions)
+    assert "ours + local: the ranking by meaning answered: ok" in render(tiny)
+    assert tiny.rankings["ours + local"] != tiny.rankings["ours"]  # the vectors took part
 
 
 def test_every_system_answers_every_question_and_finds_something(tiny: Result) -> None:
@@ -198,4 +211,5 @@ def test_main_prints_the_table_and_writes_json(
     assert printed.startswith("recall benchmark: bank tune, 1 people")
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["bank"] == "tune" and data["sqlite"] == sqlite3.sqlite_version
-    assert data["latency_ms"]["p95"] >= data["latency_ms"]["p50"] > 0
+    latency = data["tools"]["ours"]["latency_ms"]
+    assert latency["p95"] >= latency["p50"] > 0

@@ -12,6 +12,7 @@ from typing import Any
 
 from agent_core.models import ChatMessage, ModelReply, ToolCall, ToolSpec, Usage
 from agent_core.models.scripted import ScriptedModel
+from agent_core.recall import FENCE
 from agent_core.review import REVIEW_INSTRUCTION
 from gateway.config.schema import Config, Paths
 from gateway.outbox import DeliveryPolicy
@@ -45,8 +46,8 @@ def responder(delay: float = 0.0) -> AsyncResponder:
             args = {"action": "add", "target": "user", "content": text.removeprefix("remember: ")}
             call = ToolCall(f"c{next(calls)}", "memory", json.dumps(args))
             return ModelReply(None, (call,), usage=Usage(10, 2, 0))
-        if text.startswith("search: "):
-            args = {"query": text.removeprefix("search: ")}
+        if text.startswith("search: "):  # the words asked, not a recalled block after them
+            args = {"query": text.removeprefix("search: ").split(f"\n\n<{FENCE} ")[0]}
             call = ToolCall(f"c{next(calls)}", "session_search", json.dumps(args))
             return ModelReply(None, (call,), usage=Usage(10, 2, 0))
         return ModelReply(f"echo: {text}", usage=Usage(100, 5, 60))

@@ -147,3 +147,40 @@ async def test_a_group_recalls_its_own_history_and_never_a_members_private_one(
     group_subject = Subject("telegram-chat--100", group=True)
     found = await provider.search(group_subject, "my grey kitten", limit=20, min_similarity=0.0)
     assert found and not any("Miso" in item.text for item in found)
+
+
+def tool_results(rig: Rig) -> list[str]:
+    """Every tool result the model was shown, once each, in order."""
+    seen = {
+        m["tool_call_id"]: str(m["content"])
+        for r in rig.model.requests
+        for m in r.messages
+        if m["role"] == "tool"
+    }
+    return list(seen.values())
+
+
+async def test_session_search_finds_by_meaning_within_the_askers_scope_only(
+    local: tuple[Rig, Gateway, LocalProvider],
+) -> None:
+    """The gateway wires the provider's ranking into session_search: in her DM Ana finds her
+    kitten with no word of it; in the group (memory.group_scope: chat) neither her kitten
+    nor Ben's cat, though both are closer in meaning than anything the group said."""
+    rig, _, provider = local
+    group: InChat = {"chat": "-100", "chat_type": "group"}
+    await rig.adapter.say("I adopted a grey kitten called Miso", user="1")
+    await rig.adapter.wait_sent(1, chat="1")
+    await rig.adapter.say("My cat Pixel sleeps on my keyboard", user="2")
+    await rig.adapter.wait_sent(1, chat="2")
+    await rig.adapter.say("The offsite is in Lisbon", user="2", mention=True, **group)
+    await rig.adapter.wait_sent(1, chat="-100")
+    await rig.adapter.say("/new", user="1")
+    await rig.adapter.wait_sent(2, chat="1")
+    await wait_indexed(provider, 6)
+    await rig.adapter.say("search: which pet lives with me", user="1")
+    await rig.adapter.wait_sent(3, chat="1")
+    await rig.adapter.say("search: which pet lives with me", user="1", mention=True, **group)
+    await rig.adapter.wait_sent(2, chat="-100")
+    in_dm, in_group = tool_results(rig)[-2:]
+    assert "Miso" in in_dm and "Pixel" not in in_dm
+    assert "Miso" not in in_group and "Pixel" not in in_group

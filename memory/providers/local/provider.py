@@ -8,6 +8,8 @@ What it answers, and from where (nothing leaves the machine):
   kept only when they are close enough in meaning to be worth the tokens, and never from a
   person's private session that is running (its messages are in the conversation already);
 * the ``recall(query)`` tool: the same search, more results, for the model to call;
+* ``rank_messages`` (for ``session_search``, which fuses it with its own word search): the
+  vector ranking alone, the ids of the subject's messages closest in meaning to a query;
 * ``sync_turn``: wakes the indexer (the archive already holds the exchange);
 * ``on_session_end``: the card is rewritten from the session and the previous card.
 
@@ -47,6 +49,7 @@ class LocalSettings:
     recall_results: int = 6
     prefetch_similarity: float = 0.35  # cosine below which a message is not worth a prefetch
     recall_similarity: float = 0.15
+    rank_similarity: float = 0.1  # rank_messages leaves out messages below this cosine
     candidates: int = 40  # from each ranking, before fusion
     prefetch_words_ms: int = 25  # a prefetch's word search gives up after this (vectors stay)
     batch: int = 8  # texts per model run (of similar length; larger runs were slower here)
@@ -177,16 +180,12 @@ class LocalProvider:
     ) -> list[Recalled]:
         """The best ``limit`` of the subject's past messages for ``query``, fused;
         ``words_within_s``: the word search's budget (past it, the vector ranking alone)."""
-        import numpy as np  # noqa: PLC0415
-
         if not query.strip():
             return []
-        async with asyncio.TaskGroup() as group:  # one fails: the others are cancelled
-            vectors = group.create_task(self.vectors.matrix(subject.key))
+        async with asyncio.TaskGroup() as group:  # one fails: the other is cancelled
+            meaning = group.create_task(self._meaning(subject, query))
             by_words = group.create_task(self._words(subject, query, words_within_s))
-            embedded = group.create_task(asyncio.to_thread(self.embedder.embed, [query[:2000]]))
-        (ids, matrix), words, q = vectors.result(), by_words.result(), embedded.result()[0]
-        sims = matrix @ q if len(ids) else np.zeros(0, dtype=np.float32)
+        (ids, sims), words = meaning.result(), by_words.result()
         n = min(self.settings.candidates, len(ids))
         by_meaning = [int(ids[i]) for i in _top(sims, n)] if n else []
         scores: dict[int, float] = {}
@@ -206,6 +205,27 @@ class LocalProvider:
             if len(results) == limit:
                 break
         return results
+
+    async def rank_messages(self, subject: Subject, query: str, limit: int) -> list[int]:
+        """The ids of the subject's messages closest in meaning to ``query``, best first, at
+        most ``limit``, none under ``rank_similarity``: the vector ranking alone, for a
+        search that fuses its own words (``session_search``, through
+        ``agent_core.recall.Recall.ranker``, which bounds it in time)."""
+        if not query.strip() or limit <= 0:
+            return []
+        ids, sims = await self._meaning(subject, query)
+        floor = self.settings.rank_similarity
+        return [int(ids[i]) for i in _top(sims, min(limit, len(ids))) if sims[i] >= floor]
+
+    async def _meaning(self, subject: Subject, query: str) -> tuple[Any, Any]:
+        """The subject's message ids (sorted) and their cosines to ``query``."""
+        import numpy as np  # noqa: PLC0415
+
+        async with asyncio.TaskGroup() as group:  # one fails: the other is cancelled
+            vectors = group.create_task(self.vectors.matrix(subject.key))
+            embedded = group.create_task(asyncio.to_thread(self.embedder.embed, [query[:2000]]))
+        (ids, matrix), q = vectors.result(), embedded.result()[0]
+        return ids, (matrix @ q if len(ids) else np.zeros(0, dtype=np.float32))
 
     async def _words(self, subject: Subject, query: str, within_s: float | None) -> list[int]:
         """Message ids the archive's word search ranks first for ``query`` (none when it

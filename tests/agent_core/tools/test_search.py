@@ -35,8 +35,8 @@ SESSION_KEYS = {"session_id", "title", "platform", "chat_type", "started_at", "l
                 "when", "message_count"}  # fmt: skip
 
 
-@pytest.fixture
-async def history(archive: Archive) -> Archive:
+async def fill_history(archive: Archive) -> Archive:
+    """telegram-1's session "mine" (messages 1-32) and telegram-2's "theirs" (33, 34)."""
     await make_session(archive, "mine", "telegram-1")
     for n in range(16):
         await say(archive, "mine", "telegram-1", f"note {n} about the lighthouse", f"reply {n}")
@@ -45,6 +45,11 @@ async def history(archive: Archive) -> Archive:
         archive, "theirs", "telegram-2", "my lighthouse password is hunter2 zebra", "zebra ok"
     )
     return archive
+
+
+@pytest.fixture
+async def history(archive: Archive) -> Archive:
+    return await fill_history(archive)
 
 
 RESULT_KEYS = {"session_id", "title", "platform", "chat_type", "when", "message_count",
@@ -199,27 +204,35 @@ async def test_limits_are_clamped(archive: Archive) -> None:
 # -- privacy ----------------------------------------------------------------------------------
 
 
-async def test_a_person_never_reaches_another_persons_messages(history: Archive) -> None:
-    tool = SearchTool(history)
-    attempts: list[dict[str, Any]] = [
-        {"query": "hunter2"},
-        {"query": "password"},
-        {"query": "lighthouse password", "limit": 10},
-        {"query": "hunter2", "sort": "newest"},
-        {"query": "unte"},  # trigram fallback
-        {},
-        {"session_id": "theirs"},
-        {"query": "zebra"},
-        {"session_id": "theirs", "around_message_id": 33},
-        {"session_id": "theirs", "around_message_id": 34, "window": 20},
-        {"session_id": "mine", "around_message_id": 33},  # their message id in my session
-    ]
-    for args in attempts:
+#: What telegram-1 tries to reach telegram-2's session "theirs" (messages 33 and 34) with.
+ATTEMPTS: list[dict[str, Any]] = [
+    {"query": "hunter2"},
+    {"query": "password"},
+    {"query": "lighthouse password", "limit": 10},
+    {"query": "hunter2", "sort": "newest"},
+    {"query": "unte"},  # trigram fallback
+    {},
+    {"session_id": "theirs"},
+    {"query": "zebra"},
+    {"session_id": "theirs", "around_message_id": 33},
+    {"session_id": "theirs", "around_message_id": 34, "window": 20},
+    {"session_id": "mine", "around_message_id": 33},  # their message id in my session
+]
+
+
+async def attempt_theirs(tool: SearchTool) -> None:
+    """Every attempt of ``ATTEMPTS`` answers nothing of "theirs"."""
+    for args in ATTEMPTS:
         result = await tool.call(args, viewer="telegram-1")
         dumped = json.dumps(result)
         assert "zebra" not in dumped.replace('"query": "zebra"', ""), args
         assert '"session_id": "theirs"' not in dumped, args
         assert not {33, 34} & {m["id"] for m in _messages_in(result)}, args
+
+
+async def test_a_person_never_reaches_another_persons_messages(history: Archive) -> None:
+    tool = SearchTool(history)
+    await attempt_theirs(tool)
     missing = await tool.call({"session_id": "does-not-exist"}, viewer="telegram-1")
     guessed = await tool.call({"session_id": "theirs"}, viewer="telegram-1")
     assert missing["error"].replace("does-not-exist", "X") == guessed["error"].replace(

@@ -92,6 +92,27 @@ async def test_recall_finds_by_meaning_and_only_the_persons_own(local: LocalProv
     assert nobody == []
 
 
+async def test_rank_messages_is_the_vector_ranking_alone_scoped_and_floored(
+    local: LocalProvider,
+) -> None:
+    """What session_search fuses with its words: ids only, the subject's own, best first."""
+    await history(local.archive)
+    await local.reindex()
+    question = "which animal lives with me?"
+    ana = await local.rank_messages(ANA, question, 10)
+    assert ana[0] == 1 and set(ana) <= {1, 2, 3, 4}  # the kitten, with no word in common
+    assert (await local.rank_messages(BEN, question, 10))[0] == 5
+    assert set(await local.rank_messages(BEN, question, 10)) <= {5, 6, 7, 8}
+    assert len(await local.rank_messages(ANA, question, 1)) == 1
+    assert await local.rank_messages(ANA, "  ", 10) == []
+    assert await local.rank_messages(Subject("telegram-3"), question, 10) == []
+    strict = LocalProvider(
+        local.archive, embedder=local.embedder, settings=LocalSettings(rank_similarity=0.99)
+    )
+    await strict.start(index=False)
+    assert await strict.rank_messages(ANA, question, 10) == []  # none that close
+
+
 async def test_prefetch_keeps_only_close_messages_and_not_the_running_session(
     local: LocalProvider,
 ) -> None:
