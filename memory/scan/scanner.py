@@ -59,11 +59,11 @@ import unicodedata
 from dataclasses import dataclass
 
 from memory.scan.chain_run import Run
-from memory.scan.finder import Finder
+from memory.scan.listing import Listing
 from memory.scan.patterns import RULES
-from memory.scan.prefilter import fold, folds_exactly
+from memory.scan.prefilter import fold
 from memory.scan.readings import DECODE_CAP, flatten, normalise, readings
-from memory.scan.table import Need, Pattern, Table, bounded, patterns, table
+from memory.scan.table import Pattern, Table, bounded, patterns, table
 from memory.scan.windows import Spans, changes_of, near_changes, within
 
 __all__ = [
@@ -120,73 +120,12 @@ def pattern(finding_id: str) -> Pattern:
     raise KeyError(finding_id)
 
 
-_DENSE = 1024  # past this many occurrences a literal's positions are no longer listed
 _MARGIN = 128  # read past a window's end, for \b, $ and look-aheads
 #: Regex work one scan may spend per character of text (a search counts the span it reads,
 #: a match attempt the longest match); past it the scan stops with a ``scan-limit`` finding.
 #: Real 64 KiB documents and code use about 20 per character.
 WORK_PER_CHAR = 64
 _WORK_FLOOR = 16_384  # short texts get the budget of this many characters
-
-
-@dataclass(slots=True)
-class _Reading:
-    """One reading, its folded form, and where the listed literals occur in it."""
-
-    text: str
-    folded: str
-    exact: bool  # whether folded regexes may read ``folded`` (``prefilter.folds_exactly``)
-    at: dict[int, list[int]]
-    dense: set[int]
-    runs: dict[int, Run]  # the chains run on this reading, by alternative
-
-    @classmethod
-    def of(cls, text: str, tab: Table, finder: Finder | None = None) -> _Reading:
-        """``text`` with its literals listed (by ``finder``: all of them by default)."""
-        reading = cls(text, fold(text), folds_exactly(text), {}, set(), {})
-        at = reading.at
-        dense = reading.dense
-        size = len(text)
-        listed = tab.listed
-        # The hot loop of a scan: \b is checked inline (a word character: alnum or _).
-        for start, string in (finder or tab.find).hits(reading.folded):
-            for number, before, after in listed[string]:
-                if number in dense:
-                    continue
-                if before:
-                    char = text[start]
-                    word = char.isalnum() or char == "_"
-                    if start and ((char := text[start - 1]).isalnum() or char == "_") == word:
-                        continue
-                    if not start and not word:
-                        continue
-                if after:
-                    end = start + len(string)
-                    char = text[end - 1]
-                    word = char.isalnum() or char == "_"
-                    if end < size and ((char := text[end]).isalnum() or char == "_") == word:
-                        continue
-                    if end == size and not word:
-                        continue
-                if (hits := at.get(number)) is None:
-                    at[number] = [start]
-                elif len(hits) < _DENSE:
-                    hits.append(start)
-                else:
-                    dense.add(number)
-        return reading
-
-    def has(self, need: Need) -> bool:
-        """Whether one literal of ``need`` occurs (for a substring, \b is left to the regex)."""
-        if not need.listed.isdisjoint(self.at):
-            return True
-        return any(sub in self.folded for sub in need.substrings)
-
-    def places(self, need: Need) -> list[int] | None:
-        """Every position of ``need`` (None when it is not all listed, or too dense)."""
-        if need.substrings or not need.listed.isdisjoint(self.dense):
-            return None
-        return sorted({p for n in need.listed for p in self.at.get(n, ())})
 
 
 class _OverBudget(Exception):
@@ -211,7 +150,7 @@ def _near(place: int, width: int, places: list[int]) -> bool:
     return at < len(places) and places[at] <= place + width
 
 
-def _regions(tab: Table, number: int, reading: _Reading) -> list[tuple[int, int]] | None:
+def _regions(tab: Table, number: int, reading: Listing) -> list[tuple[int, int]] | None:
     """Where a match of alternative ``number`` can start, as ``(first, last)`` stretches in
     order (None: anywhere): at the places its leading literals occur, else before the
     occurrences of its rarest required literal that have every other one within its width."""
@@ -242,7 +181,7 @@ def _regions(tab: Table, number: int, reading: _Reading) -> list[tuple[int, int]
 def _search(
     tab: Table,
     number: int,
-    reading: _Reading,
+    reading: Listing,
     budget: _Budget,
     changes: Spans | None = None,
 ) -> re.Match[str] | None:
@@ -306,13 +245,13 @@ def _match_short(texts: list[str]) -> dict[int, re.Match[str]]:
     in any reading makes a candidate), then each candidate searches each reading."""
     matched: dict[int, re.Match[str]] = {}
     tab = table()
-    together = _Reading.of("\n".join(texts), tab)
+    together = Listing.of("\n".join(texts), tab)
     # Each reading folded: folding goes character by character, so a slice of the whole.
     folded, start = [], 0
     for reading in texts:
         folded.append(together.folded[start : start + len(reading)])
         start += len(reading) + 1
-    for index in tab.candidates(together.at):
+    for index in tab.candidates(together.present):
         alternative = tab.alternatives[index]
         if alternative.pattern in matched or not all(map(together.has, tab.needs[index])):
             continue
@@ -343,8 +282,8 @@ def _match_long(text: str, texts: list[str]) -> dict[int, re.Match[str]]:
         for number, text_read in enumerate(texts):
             lines_only = number == 0 and flattened
             changes = changes_of(text_read, texts[base]) if number > base else None
-            reading = _Reading.of(text_read, tab, tab.find_lines if lines_only else None)
-            for index in tab.candidates(reading.at):
+            reading = Listing.of(text_read, tab, tab.find_lines if lines_only else None)
+            for index in tab.candidates(reading.present):
                 alternative = tab.alternatives[index]
                 if alternative.pattern in matched:
                     continue

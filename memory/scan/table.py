@@ -24,6 +24,7 @@ import functools
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -230,7 +231,8 @@ class Table:
         # by folded string: (number, \b before, \b after). Common ones are looked for by a
         # substring test.
         rare = {lit for a in alternatives for r in (*a.needs, a.starts) for lit in r if _rare(lit)}
-        self.numbers = {lit: n for n, lit in enumerate(sorted(rare))}
+        self.literals = tuple(sorted(rare))  # by number
+        self.numbers = {lit: n for n, lit in enumerate(self.literals)}
         listed: dict[str, tuple[tuple[int, bool, bool], ...]] = {}
         for lit, n in self.numbers.items():
             listed[lit.text] = (*listed.get(lit.text, ()), (n, lit.edge_before, lit.edge_after))
@@ -303,12 +305,12 @@ class Table:
             self._find_lines = Finder(strings & set(self.listed))
         return self._find_lines
 
-    def candidates(self, at: dict[int, list[int]]) -> list[int]:
-        """The alternatives whose first two listed sets both occur (``at``: where each listed
-        literal occurs, by number), and the unfiled ones."""
+    def candidates(self, present: Iterable[int]) -> list[int]:
+        """The alternatives whose first two listed sets both occur (``present``: the listed
+        literals that occur, by number), and the unfiled ones."""
         first: set[int] = set()
         second: set[int] = set(self.one_set)
-        for number in at:
+        for number in present:
             first.update(self.first.get(number, ()))
             second.update(self.second.get(number, ()))
         return sorted((first & second) | self.unfiled)

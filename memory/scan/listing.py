@@ -1,0 +1,134 @@
+r"""Where the table's literals occur in one reading: the scanner's literal prefilter, per text.
+
+``Listing.of(text, table)`` runs the finder (``memory.scan.finder``: one Aho-Corasick pass
+over the folded text) and keeps where each string ends. A literal of the table is a string
+and whether ``\b`` must hold on either side (``memory.scan.prefilter.Literal``); which
+literals occur at all is decided at once, by the first hit of each string where its ``\b``
+holds (usually the first hit). Every place of a literal, each hit checked, is listed only
+when the scanner asks for it (``places``: to search only where a match can be), from a
+mask of the text's word characters made once.
+
+Dropping a hit only ever spares regex work (the regexes decide what matches), so these lists
+are a filter: exact in that they hold every place a literal of a match can be.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from memory.scan.chain_run import Run
+from memory.scan.finder import Finder
+from memory.scan.prefilter import Literal, fold, folds_exactly
+from memory.scan.table import Need, Table
+
+__all__ = ["DENSE", "Listing", "word_mask"]
+
+#: Past this many occurrences a literal's places are no longer listed (``places`` is None).
+DENSE = 1024
+
+# \w for each ASCII character (a byte per code; none above 127 is ASCII).
+_ASCII_WORD = bytes(int(chr(c).isalnum() or c == ord("_")) for c in range(128)) + bytes(128)
+_WORDS_PAST_ASCII = re.compile(r"[^\W\x00-\x7f]+")
+
+
+def word_mask(text: str) -> bytes:
+    """A zero byte, then a byte per character of ``text`` (1 where re's ``\\w`` matches),
+    then a zero byte: the edges of the text read as non-word characters, as for ``\\b``."""
+    mask = b"\x00" + text.encode("ascii", "replace").translate(_ASCII_WORD) + b"\x00"
+    if text.isascii():
+        return mask
+    marked = bytearray(mask)  # each character past ASCII is a "?" there: mark the words
+    for run in _WORDS_PAST_ASCII.finditer(text):
+        marked[run.start() + 1 : run.end() + 1] = b"\x01" * (run.end() - run.start())
+    return bytes(marked)
+
+
+def _word(char: str) -> bool:
+    return char.isalnum() or char == "_"  # what re's \w means for str
+
+
+def _holds(text: str, ends: list[int], back: int, before: bool, after: bool) -> bool:
+    """Whether, at one of the hits ending at ``ends``, ``\\b`` holds where asked."""
+    size = len(text)
+    for end in ends:
+        start = end - back
+        if before and (start > 0 and _word(text[start - 1])) == _word(text[start]):
+            continue
+        if after and (end + 1 < size and _word(text[end + 1])) == _word(text[end]):
+            continue
+        return True
+    return False
+
+
+@dataclass(slots=True)
+class Listing:
+    """One reading, its folded form, and where the table's literals occur in it."""
+
+    text: str
+    folded: str
+    exact: bool  # whether folded regexes may read ``folded`` (``prefilter.folds_exactly``)
+    literals: tuple[Literal, ...]  # the table's listed literals, by number
+    ends: dict[str, list[int]]  # where each string occurs, by its last character
+    present: set[int]  # the literals that occur (their \b holding)
+    at: dict[int, list[int]] = field(default_factory=dict)  # listed when asked: see places
+    dense: set[int] = field(default_factory=set)  # those with more than DENSE places
+    runs: dict[int, Run] = field(default_factory=dict)  # the chains run here, by alternative
+    mask: bytes = b""  # word_mask(text), made when first needed
+
+    @classmethod
+    def of(cls, text: str, tab: Table, finder: Finder | None = None) -> Listing:
+        """``text`` with its literals found (by ``finder``: all of them by default)."""
+        folded = fold(text)
+        ends = (finder or tab.find).ends(folded)
+        present: set[int] = set()
+        for string, hits in ends.items():
+            back = len(string) - 1
+            for number, before, after in tab.listed[string]:
+                if not (before or after) or _holds(text, hits, back, before, after):
+                    present.add(number)
+        return cls(text, folded, folds_exactly(text), tab.literals, ends, present)
+
+    def has(self, need: Need) -> bool:
+        """Whether one literal of ``need`` occurs (for a substring, \\b is left to the regex)."""
+        if not need.listed.isdisjoint(self.present):
+            return True
+        return any(sub in self.folded for sub in need.substrings)
+
+    def places(self, need: Need) -> list[int] | None:
+        """Every position of ``need`` (None when it is not all listed, or too dense)."""
+        if need.substrings:
+            return None
+        lists = [self._hits(n) for n in need.listed if n in self.present]
+        if not need.listed.isdisjoint(self.dense):
+            return None
+        return sorted({p for hits in lists for p in hits})
+
+    def _hits(self, number: int) -> list[int]:
+        """Where literal ``number`` starts, its \\b checked (the first DENSE places)."""
+        if (found := self.at.get(number)) is not None:
+            return found
+        literal = self.literals[number]
+        ends, back = self.ends[literal.text], len(literal.text) - 1
+        if not self.mask:
+            self.mask = word_mask(self.text)
+        mask = self.mask
+        # word(i) is mask[i + 1]: \b before the hit, mask[s] != mask[s + 1]; after it,
+        # mask[e + 1] != mask[e + 2].
+        if literal.edge_before and literal.edge_after:
+            starts = [
+                e - back
+                for e in ends
+                if mask[e - back] != mask[e - back + 1] and mask[e + 1] != mask[e + 2]
+            ]
+        elif literal.edge_before:
+            starts = [e - back for e in ends if mask[e - back] != mask[e - back + 1]]
+        elif literal.edge_after:
+            starts = [e - back for e in ends if mask[e + 1] != mask[e + 2]]
+        else:
+            starts = [e - back for e in ends]
+        if len(starts) > DENSE:
+            self.dense.add(number)
+            starts = starts[:DENSE]
+        self.at[number] = starts
+        return starts
