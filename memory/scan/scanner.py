@@ -94,7 +94,22 @@ INVISIBLE_CHARS: frozenset[str] = frozenset(
     # Unicode tag characters ("ASCII smuggling"): invisible, and decoded by some models.
     + [chr(c) for c in range(0xE0000, 0xE0080)]
 )
-_INVISIBLE = re.compile("[" + "".join(sorted(INVISIBLE_CHARS)) + "]")
+
+
+def _ranges(chars: frozenset[str]) -> str:
+    """``chars`` as a character class of ranges: ``re`` keeps a class of characters past
+    U+FFFF as a list it reads through for each character of the text (7.5 ms for 64 KiB
+    with the 128 tag characters one by one; 0.3 ms as ranges)."""
+    spans: list[list[int]] = []
+    for code in sorted(map(ord, chars)):
+        if spans and spans[-1][1] == code - 1:
+            spans[-1][1] = code
+        else:
+            spans.append([code, code])
+    return "[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in spans) + "]"
+
+
+_INVISIBLE = re.compile(_ranges(INVISIBLE_CHARS))
 
 #: The longest match any alternative may have (checked by the tests on the parsed regexes).
 MAX_WIDTH = 1000
