@@ -26,6 +26,7 @@ __all__ = ["DENSE", "Listing", "word_mask"]
 
 #: Past this many occurrences a literal's places are no longer listed (``places`` is None).
 DENSE = 1024
+_MASK_PAST = 4096  # a text past ASCII gets a word mask for a literal with this many hits
 
 # \w for each ASCII character (a byte per code; none above 127 is ASCII).
 _ASCII_WORD = bytes(int(chr(c).isalnum() or c == ord("_")) for c in range(128)) + bytes(128)
@@ -48,17 +49,17 @@ def _word(char: str) -> bool:
     return char.isalnum() or char == "_"  # what re's \w means for str
 
 
+def _edges(text: str, start: int, end: int, before: bool, after: bool) -> bool:
+    """Whether ``\\b`` holds where asked around the hit from ``start`` to ``end`` (its last
+    character)."""
+    if before and (start > 0 and _word(text[start - 1])) == _word(text[start]):
+        return False
+    return not after or (end + 1 < len(text) and _word(text[end + 1])) != _word(text[end])
+
+
 def _holds(text: str, ends: list[int], back: int, before: bool, after: bool) -> bool:
     """Whether, at one of the hits ending at ``ends``, ``\\b`` holds where asked."""
-    size = len(text)
-    for end in ends:
-        start = end - back
-        if before and (start > 0 and _word(text[start - 1])) == _word(text[start]):
-            continue
-        if after and (end + 1 < size and _word(text[end + 1])) == _word(text[end]):
-            continue
-        return True
-    return False
+    return any(_edges(text, end - back, end, before, after) for end in ends)
 
 
 @dataclass(slots=True)
@@ -75,6 +76,7 @@ class Listing:
     dense: set[int] = field(default_factory=set)  # those with more than DENSE places
     runs: dict[int, Run] = field(default_factory=dict)  # the chains run here, by alternative
     mask: bytes = b""  # word_mask(text), made when first needed
+    asked: dict[Need, list[int] | None] = field(default_factory=dict)  # places, by need
 
     @classmethod
     def of(cls, text: str, tab: Table, finder: Finder | None = None) -> Listing:
@@ -97,11 +99,26 @@ class Listing:
 
     def places(self, need: Need) -> list[int] | None:
         """Every position of ``need`` (None when it is not all listed, or too dense)."""
-        if need.substrings:
+        if need in self.asked:
+            return self.asked[need]
+        self.asked[need] = found = self._places(need)
+        return found
+
+    def _places(self, need: Need) -> list[int] | None:
+        if need.substrings or not need.listed.isdisjoint(self.dense):
             return None
-        lists = [self._hits(n) for n in need.listed if n in self.present]
-        if not need.listed.isdisjoint(self.dense):
-            return None
+        numbers = [n for n in need.listed if n in self.present]
+        for number in numbers:  # the cheap answer first: too many hits, none to check
+            literal = self.literals[number]
+            checked = literal.edge_before or literal.edge_after
+            if not checked and len(self.ends[literal.text]) > DENSE:
+                self.dense.add(number)
+                return None
+        lists = []
+        for number in numbers:
+            lists.append(self._hits(number))
+            if number in self.dense:
+                return None
         return sorted({p for hits in lists for p in hits})
 
     def _hits(self, number: int) -> list[int]:
@@ -110,23 +127,30 @@ class Listing:
             return found
         literal = self.literals[number]
         ends, back = self.ends[literal.text], len(literal.text) - 1
-        if not self.mask:
-            self.mask = word_mask(self.text)
-        mask = self.mask
-        # word(i) is mask[i + 1]: \b before the hit, mask[s] != mask[s + 1]; after it,
-        # mask[e + 1] != mask[e + 2].
-        if literal.edge_before and literal.edge_after:
-            starts = [
-                e - back
-                for e in ends
-                if mask[e - back] != mask[e - back + 1] and mask[e + 1] != mask[e + 2]
-            ]
-        elif literal.edge_before:
-            starts = [e - back for e in ends if mask[e - back] != mask[e - back + 1]]
-        elif literal.edge_after:
-            starts = [e - back for e in ends if mask[e + 1] != mask[e + 2]]
-        else:
+        before, after = literal.edge_before, literal.edge_after
+        if not (before or after):
             starts = [e - back for e in ends]
+        elif not self.mask and len(ends) < _MASK_PAST and not self.text.isascii():
+            # A mask of a text past ASCII costs a step per run of letters: a few hits are
+            # checked one by one instead.
+            text = self.text
+            starts = [e - back for e in ends if _edges(text, e - back, e, before, after)]
+        else:
+            if not self.mask:
+                self.mask = word_mask(self.text)
+            mask = self.mask
+            # word(i) is mask[i + 1]: \b before the hit, mask[s] != mask[s + 1]; after it,
+            # mask[e + 1] != mask[e + 2].
+            if before and after:
+                starts = [
+                    e - back
+                    for e in ends
+                    if mask[e - back] != mask[e - back + 1] and mask[e + 1] != mask[e + 2]
+                ]
+            elif before:
+                starts = [e - back for e in ends if mask[e - back] != mask[e - back + 1]]
+            else:
+                starts = [e - back for e in ends if mask[e + 1] != mask[e + 2]]
         if len(starts) > DENSE:
             self.dense.add(number)
             starts = starts[:DENSE]
