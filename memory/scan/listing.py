@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 
 from memory.scan.chain_run import Run
 from memory.scan.finder import Finder
+from memory.scan.finds import Finds
 from memory.scan.prefilter import Literal, fold, folds_exactly
 from memory.scan.table import Need, Table
 
@@ -75,6 +76,7 @@ class Listing:
     at: dict[int, list[int]] = field(default_factory=dict)  # listed when asked: see places
     dense: set[int] = field(default_factory=set)  # those with more than DENSE places
     runs: dict[int, Run] = field(default_factory=dict)  # the chains run here, by alternative
+    finds: dict[tuple[str, bool], Finds] = field(default_factory=dict)  # their parts' finds
     mask: bytes = b""  # word_mask(text), made when first needed
     asked: dict[Need, list[int] | None] = field(default_factory=dict)  # places, by need
 

@@ -220,7 +220,15 @@ def _search(
                 return None
     if shape.chain is not None:
         if (run := reading.runs.get(number)) is None:
-            run = reading.runs[number] = Run(shape.chain, text, budget.spend, reading.folded)
+            run = Run(
+                shape.chain,
+                text,
+                budget.spend,
+                reading.folded,
+                shared=reading.finds,
+                worth=tab.shared_parts,
+            )
+            reading.runs[number] = run
         for first, last in [(0, len(text))] if regions is None else regions:
             if (start := run.first(first, last)) is not None:
                 return regex.match(text, start)

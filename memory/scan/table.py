@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory.scan.chain import Chain, context, split
+from memory.scan.chain import Chain, context, part_sources, split
 from memory.scan.finder import Finder
 from memory.scan.patterns import RULES
 from memory.scan.prefilter import (
@@ -278,6 +278,16 @@ class Table:
             shape = Shape(width(source, FLAGS), split(source, FLAGS), behind, ahead)
             self._shapes[number] = shape
         return shape
+
+    @functools.cached_property
+    def shared_parts(self) -> frozenset[str]:
+        """The sources of chain parts that two alternatives or more have (what one finds in
+        a text is kept for the others: ``memory.scan.finds``)."""
+        counts: dict[str, int] = {}
+        for alternative in self.alternatives:
+            for source in part_sources(alternative.source):
+                counts[source] = counts.get(source, 0) + 1
+        return frozenset(source for source, count in counts.items() if count > 1)
 
     def warm(self) -> None:
         """Derive every shape and compile every regex now (about a second of CPU) rather than
