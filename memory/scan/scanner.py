@@ -159,10 +159,31 @@ class _Budget:
             raise _OverBudget
 
 
-def _near(place: int, width: int, places: list[int]) -> bool:
-    """Whether ``places`` (sorted) holds a position within ``width`` of ``place``."""
-    at = bisect.bisect_left(places, place - width)
-    return at < len(places) and places[at] <= place + width
+def _near_each(places: list[int], width: int, lists: list[list[int]]) -> list[int]:
+    """The ``places`` (sorted) that have a position of each of ``lists`` (each sorted)
+    within ``width``: by one sweep of both lists, or a look-up per place in a much longer
+    list."""
+    given = places
+    for other in lists:
+        if other is given or not places:
+            continue  # a place is near itself
+        kept: list[int] = []
+        size = len(other)
+        if size > 8 * len(places):
+            for place in places:
+                at = bisect.bisect_left(other, place - width)
+                if at < size and other[at] <= place + width:
+                    kept.append(place)
+        else:
+            at = 0
+            for place in places:
+                low = place - width
+                while at < size and other[at] < low:
+                    at += 1
+                if at < size and other[at] <= place + width:
+                    kept.append(place)
+        places = kept
+    return places
 
 
 def _regions(tab: Table, number: int, reading: Listing) -> list[tuple[int, int]] | None:
@@ -177,10 +198,10 @@ def _regions(tab: Table, number: int, reading: Listing) -> list[tuple[int, int]]
     # of each near (checked against the sparse lists only: a dense one is near everywhere).
     sparse = [p for p in placed if len(p) * (2 * width + 1) < len(reading.text)]
     if rarest is not None and sparse:
-        rarest = [p for p in rarest if all(_near(p, width, other) for other in sparse)]
+        rarest = _near_each(rarest, width, sparse)
     if starts is not None and (rarest is None or len(starts) <= 8 * len(rarest)):
         if rarest is not None and sparse:
-            starts = [p for p in starts if all(_near(p, width, other) for other in sparse)]
+            starts = _near_each(starts, width, sparse)
         return [(start, start) for start in starts]
     if rarest is None:
         return None
