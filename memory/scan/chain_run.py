@@ -97,12 +97,16 @@ class _Context:
 class _Union:
     """The last part as its alternatives: the leftmost place any of them matches."""
 
-    __slots__ = ("levels",)
+    __slots__ = ("levels", "pruned")
 
     def __init__(self, levels: list[_Level]) -> None:
         self.levels = levels
+        self.pruned = False
 
     def first(self, start: int, limit: int) -> int | None:
+        if not self.pruned:  # when first asked: those none of whose scouts occur match nowhere
+            self.levels = [level for level in self.levels if not level.scouts.absent()]
+            self.pruned = True
         best: int | None = None
         for level in self.levels:
             place = level.first(start, limit if best is None else best - 1)
@@ -124,6 +128,11 @@ class _Scouts:
 
     def __bool__(self) -> bool:
         return bool(self.scouted)
+
+    def absent(self) -> bool:
+        """Whether there are scout strings and none occurs in the text (then the part,
+        every match of which holds one, matches nowhere)."""
+        return bool(self.scouted) and self.first(0) >= len(self.folded)
 
     def first(self, position: int) -> int:
         """The first place at or after ``position`` where a scout string occurs (the text's
@@ -201,6 +210,7 @@ class _Level:
         "low",
         "part",
         "places",
+        "pruned",
         "read",
         "scouts",
         "search",
@@ -221,13 +231,16 @@ class _Level:
         # The part's regex, what it found so far (the folded text, when it has a folded form).
         self.finds = context.finds(part)
         self.search, self.read = self.finds.search_text, self.finds.read
-        # The part's alternatives, each searched for near its own scout strings (see Chain).
+        # The part's alternatives, each searched for near its own scout strings (see Chain);
+        # those none of whose scout strings is in the text match nowhere, and are left out
+        # (which changes no answer, nor the work charged: a part's alternatives charge none).
         self.branches = [_Branch(branch, context) for branch in branches if branch.scout]
         if len(self.branches) < len(branches):
             self.branches = []  # one has no scout: the part is searched as one regex
         self.low = self.high = 0
         self.places: list[int] = []
         self.scouts = _Scouts(part.scout, context.folded)
+        self.pruned = False  # see _leftmost
 
     def first(self, start: int, limit: int) -> int | None:
         """The leftmost place in ``[start, limit]`` where the chain from here matches."""
@@ -313,6 +326,10 @@ class _Level:
     def _leftmost(self, position: int, last: int, read_to: int) -> re.Match[str] | None:
         """What ``search(read, position, read_to)`` finds with a start up to ``last`` (or a
         match starting past ``last``, or None): the leftmost match of any alternative."""
+        if not self.pruned:  # when first asked: those none of whose scouts occur match nowhere
+            live = [branch for branch in self.branches if not branch.scouts.absent()]
+            self.branches = live or self.branches[:1]  # (one is kept: it answers None)
+            self.pruned = True
         best: re.Match[str] | None = None
         for branch in self.branches:
             low = max(position, branch.scouts.first(position) - branch.most)

@@ -299,6 +299,7 @@ class Table:
         for pattern in self.patterns:
             pattern.regex  # noqa: B018
         self.find_lines  # noqa: B018
+        self.shared_parts  # noqa: B018
 
     @property
     def find_lines(self) -> Finder:
