@@ -26,7 +26,15 @@ How it stays fast (``bench/scan_bench.py`` measures it, beside a plain regex tab
   start, or a search in windows around the rarest literal it needs. An alternative with
   gaps runs as a chain of its parts (``memory.scan.chain``), each part searched for near
   the strings it must hold; a part that is a group of alternatives, alternative by
-  alternative.
+  alternative. What a part that several alternatives have (a handle, an e-mail address)
+  finds in a reading is kept for all of them (``memory.scan.finds``), and the alternatives
+  of a last part none of whose strings occur are left out.
+* **regexes that skip.** ``re`` skips ahead only to a literal or a set of first characters
+  at a pattern's very start, which ``\b`` hides; ``memory.scan.skip`` gives the folded
+  regexes that start back (a filter only: they match where they matched).
+* **literals listed once, places when asked.** ``memory.scan.listing`` groups the finder's
+  hits by string; which literals occur is decided by the first hit whose ``\b`` holds, and a
+  literal's places are checked and listed only when a search asks for them.
 * **a decoded reading only where it is decoded.** Leetspeak, look-alikes, hyphens: a
   decoded reading of a long text is mostly the base reading (the first read in full)
   again. ``memory.scan.windows.changes_of`` lists where the two differ; a match reading
