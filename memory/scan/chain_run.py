@@ -20,7 +20,7 @@ from memory.scan.chain import Chain, Part
 from memory.scan.finds import WORTH, Finds
 from memory.scan.prefilter import fold, folds_exactly
 
-__all__ = ["Run"]
+__all__ = ["Run", "places_of"]
 
 
 class Run:
@@ -37,14 +37,19 @@ class Run:
         *,
         shared: dict[tuple[str, bool], Finds] | None = None,
         worth: frozenset[str] | None = None,
+        occurrences: Callable[[str], list[int]] | None = None,
     ) -> None:
         """``shared``: what the parts' regexes found in ``text`` (``memory.scan.finds``),
         for every chain run over it; kept for the parts whose sources are in ``worth`` (by
-        default, every part)."""
+        default, every part). ``occurrences``: every place of a string in the folded text
+        (by default found here)."""
         folded = fold(text) if folded is None else folded
         # Parts with a folded form may read the folded text (``prefilter.folds_exactly``).
         exact = folds_exactly(text)
-        context = _Context(text, folded, exact, spend, {} if shared is None else shared, worth)
+        shared = {} if shared is None else shared
+        context = _Context(
+            text, folded, exact, spend, shared, worth, occurrences or places_of(folded)
+        )
         following: _Level | _Union | None = None
         for index in range(len(chain.parts) - 1, -1, -1):
             gap = chain.gaps[index] if index < len(chain.gaps) else 0
@@ -69,6 +74,22 @@ class Run:
 _FAR = 100
 
 
+def places_of(folded: str) -> Callable[[str], list[int]]:
+    """Every place of a string in ``folded`` (remembered, by string)."""
+    known: dict[str, list[int]] = {}
+
+    def places(string: str) -> list[int]:
+        if (found := known.get(string)) is None:
+            found = known[string] = []
+            at = folded.find(string)
+            while at >= 0:
+                found.append(at)
+                at = folded.find(string, at + 1)
+        return found
+
+    return places
+
+
 @dataclass(slots=True)
 class _Context:
     """The text a chain runs over, and what is kept for all chains run over it."""
@@ -79,6 +100,11 @@ class _Context:
     spend: Callable[[int], None]
     shared: dict[tuple[str, bool], Finds]
     worth: frozenset[str] | None  # the parts whose finds are kept (None: all)
+    occurrences: Callable[[str], list[int]]  # every place of a string in ``folded``
+
+    def scouts(self, part: Part) -> _Scouts:
+        """Where ``part``'s scout strings occur."""
+        return _Scouts([self.occurrences(string) for string in part.scout], len(self.folded))
 
     def finds(self, part: Part) -> Finds:
         """What ``part``'s regex finds in the text: kept for every chain run over it when the
@@ -116,23 +142,22 @@ class _Union:
 
 
 class _Scouts:
-    """Where a part's scout strings next occur in a folded text, remembered: each string's
-    next place as last found (none in ``[after, place)``), and the last answer."""
+    """Where a part's scout strings next occur in a folded text: every place of each (the
+    reading's lists, shared by all chains: ``_Context.occurrences``), and the last answer."""
 
-    __slots__ = ("folded", "scouted", "span")
+    __slots__ = ("lists", "size", "span")
 
-    def __init__(self, strings: tuple[str, ...], folded: str) -> None:
-        self.folded = folded
-        self.scouted = dict.fromkeys(strings, (0, -1))
+    def __init__(self, lists: list[list[int]], size: int) -> None:
+        self.lists, self.size = lists, size
         self.span = (0, -1)  # the last answer: no scout string in [after, first)
 
     def __bool__(self) -> bool:
-        return bool(self.scouted)
+        return bool(self.lists)
 
     def absent(self) -> bool:
         """Whether there are scout strings and none occurs in the text (then the part,
         every match of which holds one, matches nowhere)."""
-        return bool(self.scouted) and self.first(0) >= len(self.folded)
+        return bool(self.lists) and not any(self.lists)
 
     def first(self, position: int) -> int:
         """The first place at or after ``position`` where a scout string occurs (the text's
@@ -140,15 +165,11 @@ class _Scouts:
         after, first = self.span
         if after <= position <= first:
             return first
-        folded, scouted = self.folded, self.scouted
-        first = len(folded)
-        for string, (after, known) in scouted.items():
-            place = known
-            if not after <= position <= known:
-                found = folded.find(string, position)
-                place = len(folded) if found < 0 else found
-                scouted[string] = (position, place)
-            first = min(first, place)
+        first = self.size
+        for places in self.lists:
+            at = bisect.bisect_left(places, position)
+            if at < len(places) and places[at] < first:
+                first = places[at]
         self.span = (position, first)
         return first
 
@@ -164,7 +185,7 @@ class _Branch:
         self.search = None if self.finds.keep else self.finds.search_text
         self.read = self.finds.read
         self.most, self.reach = part.most, part.reach
-        self.scouts = _Scouts(part.scout, context.folded)
+        self.scouts = context.scouts(part)
         # What was found last: no match starts in [clean[0], clean[1]), and ``next`` is the
         # match starting at clean[1] (None: not known).
         self.clean = (0, -1)
@@ -239,7 +260,7 @@ class _Level:
             self.branches = []  # one has no scout: the part is searched as one regex
         self.low = self.high = 0
         self.places: list[int] = []
-        self.scouts = _Scouts(part.scout, context.folded)
+        self.scouts = context.scouts(part)
         self.pruned = False  # see _leftmost
 
     def first(self, start: int, limit: int) -> int | None:

@@ -45,6 +45,7 @@ class Finder:
 
     def __init__(self, strings: Iterable[str], *, fast: bool = True) -> None:
         ordered = sorted(set(strings))
+        self.strings = frozenset(ordered)
         self.automaton: Any = None
         if fast and _ahocorasick is not None:
             self.automaton = _ahocorasick.Automaton()

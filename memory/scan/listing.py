@@ -78,6 +78,8 @@ class Listing:
     runs: dict[int, Run] = field(default_factory=dict)  # the chains run here, by alternative
     finds: dict[tuple[str, bool], Finds] = field(default_factory=dict)  # their parts' finds
     mask: bytes = b""  # word_mask(text), made when first needed
+    looked_for: frozenset[str] = frozenset()  # the strings the finder looked for
+    seen: dict[str, list[int]] = field(default_factory=dict)  # see occurrences
     asked: dict[Need, list[int] | None] = field(default_factory=dict)  # places, by need
 
     @classmethod
@@ -91,7 +93,24 @@ class Listing:
             for number, before, after in tab.listed[string]:
                 if not (before or after) or _holds(text, hits, back, before, after):
                     present.add(number)
-        return cls(text, folded, folds_exactly(text), tab.literals, ends, present)
+        finder = finder or tab.find
+        reading = cls(text, folded, folds_exactly(text), tab.literals, ends, present)
+        reading.looked_for = finder.strings
+        return reading
+
+    def occurrences(self, string: str) -> list[int]:
+        """Every place of ``string`` in the folded text (shared by the chains run here: a
+        part's scout strings): the finder's hits when it looked for the string."""
+        if (found := self.seen.get(string)) is None:
+            if string in self.looked_for:
+                found = [end - len(string) + 1 for end in self.ends.get(string, ())]
+            else:
+                found, at = [], self.folded.find(string)
+                while at >= 0:
+                    found.append(at)
+                    at = self.folded.find(string, at + 1)
+            self.seen[string] = found
+        return found
 
     def has(self, need: Need) -> bool:
         """Whether one literal of ``need`` occurs (for a substring, \\b is left to the regex)."""

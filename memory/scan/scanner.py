@@ -256,6 +256,7 @@ def _search(
                 reading.folded,
                 shared=reading.finds,
                 worth=tab.shared_parts,
+                occurrences=reading.occurrences,
             )
             reading.runs[number] = run
         for first, last in [(0, len(text))] if regions is None else regions:
