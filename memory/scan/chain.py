@@ -26,7 +26,7 @@ from typing import Any
 
 from memory.scan.prefilter import fold, folded_regex, required, split_alternatives
 
-__all__ = ["Chain", "Part", "context", "split", "unique_end"]
+__all__ = ["Chain", "Part", "context", "part_sources", "split", "unique_end"]
 
 _parser: Any = importlib.import_module("re._parser")
 _constants: Any = importlib.import_module("re._constants")
@@ -392,6 +392,22 @@ def _branches(source: str, flags: int, *, last: bool) -> tuple[Part, ...]:
     pieces = [_part(f"(?:{branch})", flags, last=last) for branch in inner]
     branches = tuple(piece for piece in pieces if piece is not None)
     return branches if len(branches) == len(inner) else ()
+
+
+def part_sources(source: str) -> set[str]:
+    """What ``split`` may make parts of ``source``, as written (a guess, from the text alone:
+    the stretches between its top-level gaps, and the alternatives of those that are one
+    group), for finding the parts that alternatives share."""
+    pieces, start = [], 0
+    for begin, end, _longest in _top_level_gaps(source):
+        pieces.append(source[start:begin])
+        start = end
+    pieces.append(source[start:])
+    found = {piece for piece in pieces if piece}
+    for piece in list(found):
+        if piece.startswith("(?:") and _closes_at(piece, 0) == len(piece) - 1:
+            found.update(f"(?:{branch})" for branch in split_alternatives(piece[3:-1]))
+    return found
 
 
 def _has_backreference(source: str, flags: int) -> bool:

@@ -14,11 +14,13 @@ from __future__ import annotations
 import bisect
 import re
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from memory.scan.chain import Chain, Part
+from memory.scan.finds import WORTH, Finds
 from memory.scan.prefilter import fold, folds_exactly
 
-__all__ = ["Run"]
+__all__ = ["Run", "places_of"]
 
 
 class Run:
@@ -27,10 +29,27 @@ class Run:
     None. ``spend`` is told the regex work done, in characters read."""
 
     def __init__(
-        self, chain: Chain, text: str, spend: Callable[[int], None], folded: str | None = None
+        self,
+        chain: Chain,
+        text: str,
+        spend: Callable[[int], None],
+        folded: str | None = None,
+        *,
+        shared: dict[tuple[str, bool], Finds] | None = None,
+        worth: frozenset[str] | None = None,
+        occurrences: Callable[[str], list[int]] | None = None,
     ) -> None:
+        """``shared``: what the parts' regexes found in ``text`` (``memory.scan.finds``),
+        for every chain run over it; kept for the parts whose sources are in ``worth`` (by
+        default, every part). ``occurrences``: every place of a string in the folded text
+        (by default found here)."""
         folded = fold(text) if folded is None else folded
-        exact = folds_exactly(text)  # parts with a folded form may read the folded text
+        # Parts with a folded form may read the folded text (``prefilter.folds_exactly``).
+        exact = folds_exactly(text)
+        shared = {} if shared is None else shared
+        context = _Context(
+            text, folded, exact, spend, shared, worth, occurrences or places_of(folded)
+        )
         following: _Level | _Union | None = None
         for index in range(len(chain.parts) - 1, -1, -1):
             gap = chain.gaps[index] if index < len(chain.gaps) else 0
@@ -38,15 +57,11 @@ class Run:
             part = chain.parts[index]
             if branches and all(branch.scout for branch in branches):
                 # One level, its part searched for alternative by alternative (see Chain).
-                following = _Level(
-                    part, gap, following, text, folded, spend, exact=exact, branches=branches
-                )
+                following = _Level(part, gap, following, context, branches=branches)
             elif branches and index == len(chain.parts) - 1:
-                following = _Union(
-                    [_Level(p, gap, None, text, folded, spend, exact=exact) for p in branches]
-                )
+                following = _Union([_Level(p, gap, None, context) for p in branches])
             else:
-                following = _Level(part, gap, following, text, folded, spend, exact=exact)
+                following = _Level(part, gap, following, context)
         assert following is not None
         self.head = following
 
@@ -54,15 +69,70 @@ class Run:
         return self.head.first(start, limit)
 
 
+# A part whose match reads this far (an address, a handle: a run of a class before a
+# literal) costs much more to search than to look up; a shorter one is searched each time.
+_FAR = 100
+
+
+def places_of(folded: str) -> Callable[[str], list[int]]:
+    """Every place of a string in ``folded`` (remembered, by string)."""
+    known: dict[str, list[int]] = {}
+
+    def places(string: str) -> list[int]:
+        if (found := known.get(string)) is None:
+            found = known[string] = []
+            at = folded.find(string)
+            while at >= 0:
+                found.append(at)
+                at = folded.find(string, at + 1)
+        return found
+
+    return places
+
+
+@dataclass(slots=True)
+class _Context:
+    """The text a chain runs over, and what is kept for all chains run over it."""
+
+    text: str
+    folded: str
+    exact: bool  # whether a part with a folded form reads ``folded``
+    spend: Callable[[int], None]
+    shared: dict[tuple[str, bool], Finds]
+    worth: frozenset[str] | None  # the parts whose finds are kept (None: all)
+    occurrences: Callable[[str], list[int]]  # every place of a string in ``folded``
+
+    def scouts(self, part: Part) -> _Scouts:
+        """Where ``part``'s scout strings occur."""
+        return _Scouts([self.occurrences(string) for string in part.scout], len(self.folded))
+
+    def finds(self, part: Part) -> Finds:
+        """What ``part``'s regex finds in the text: kept for every chain run over it when the
+        part is worth it, else for this one."""
+        fast = part.on_folded and self.exact
+        search = part.fast.search if fast else part.regex.search
+        read = self.folded if fast else self.text
+        if self.worth is not None and (part.reach < _FAR or part.regex.pattern not in self.worth):
+            return Finds(search, read, part.reach, keep=False)
+        key = (part.regex.pattern, fast)
+        if (found := self.shared.get(key)) is None:
+            found = self.shared[key] = Finds(search, read, part.reach)
+        return found
+
+
 class _Union:
     """The last part as its alternatives: the leftmost place any of them matches."""
 
-    __slots__ = ("levels",)
+    __slots__ = ("levels", "pruned")
 
     def __init__(self, levels: list[_Level]) -> None:
         self.levels = levels
+        self.pruned = False
 
     def first(self, start: int, limit: int) -> int | None:
+        if not self.pruned:  # when first asked: those none of whose scouts occur match nowhere
+            self.levels = [level for level in self.levels if not level.scouts.absent()]
+            self.pruned = True
         best: int | None = None
         for level in self.levels:
             place = level.first(start, limit if best is None else best - 1)
@@ -72,18 +142,22 @@ class _Union:
 
 
 class _Scouts:
-    """Where a part's scout strings next occur in a folded text, remembered: each string's
-    next place as last found (none in ``[after, place)``), and the last answer."""
+    """Where a part's scout strings next occur in a folded text: every place of each (the
+    reading's lists, shared by all chains: ``_Context.occurrences``), and the last answer."""
 
-    __slots__ = ("folded", "scouted", "span")
+    __slots__ = ("lists", "size", "span")
 
-    def __init__(self, strings: tuple[str, ...], folded: str) -> None:
-        self.folded = folded
-        self.scouted = dict.fromkeys(strings, (0, -1))
+    def __init__(self, lists: list[list[int]], size: int) -> None:
+        self.lists, self.size = lists, size
         self.span = (0, -1)  # the last answer: no scout string in [after, first)
 
     def __bool__(self) -> bool:
-        return bool(self.scouted)
+        return bool(self.lists)
+
+    def absent(self) -> bool:
+        """Whether there are scout strings and none occurs in the text (then the part,
+        every match of which holds one, matches nowhere)."""
+        return bool(self.lists) and not any(self.lists)
 
     def first(self, position: int) -> int:
         """The first place at or after ``position`` where a scout string occurs (the text's
@@ -91,15 +165,11 @@ class _Scouts:
         after, first = self.span
         if after <= position <= first:
             return first
-        folded, scouted = self.folded, self.scouted
-        first = len(folded)
-        for string, (after, known) in scouted.items():
-            place = known
-            if not after <= position <= known:
-                found = folded.find(string, position)
-                place = len(folded) if found < 0 else found
-                scouted[string] = (position, place)
-            first = min(first, place)
+        first = self.size
+        for places in self.lists:
+            at = bisect.bisect_left(places, position)
+            if at < len(places) and places[at] < first:
+                first = places[at]
         self.span = (position, first)
         return first
 
@@ -107,14 +177,15 @@ class _Scouts:
 class _Branch:
     """One alternative of a long middle part: its regex, and where its scout strings are."""
 
-    __slots__ = ("clean", "most", "next", "reach", "read", "scouts", "search")
+    __slots__ = ("clean", "finds", "most", "next", "reach", "read", "scouts", "search")
 
-    def __init__(self, part: Part, text: str, folded: str, *, exact: bool) -> None:
-        fast = part.on_folded and exact
-        self.search = part.fast.search if fast else part.regex.search
-        self.read = folded if fast else text
+    def __init__(self, part: Part, context: _Context) -> None:
+        self.finds = context.finds(part)
+        # Searched here when what it finds is not kept for other chains.
+        self.search = None if self.finds.keep else self.finds.search_text
+        self.read = self.finds.read
         self.most, self.reach = part.most, part.reach
-        self.scouts = _Scouts(part.scout, folded)
+        self.scouts = context.scouts(part)
         # What was found last: no match starts in [clean[0], clean[1]), and ``next`` is the
         # match starting at clean[1] (None: not known).
         self.clean = (0, -1)
@@ -132,11 +203,14 @@ class _Branch:
             low = upto
         else:
             after = low
-        found = self.search(self.read, low, read_to)
         # A search tries every start up to ``read_to``; those a reach before it are judged
-        # as on the whole text, so what it found about them is kept (read once, not again).
+        # as on the whole text, so what it finds about them is kept (read once, not again).
         sure = max(high, read_to - self.reach)
-        if found is not None and found.start() <= sure:
+        if self.search is None:
+            found = self.finds.leftmost(low, sure)
+        elif (found := self.search(self.read, low, read_to)) is not None and found.start() > sure:
+            found = None
+        if found is not None:
             self.clean, self.next = (after, found.start()), found
             return found if found.start() <= high else None
         self.clean, self.next = (after, sure + 1), None
@@ -150,12 +224,14 @@ class _Level:
 
     __slots__ = (
         "branches",
+        "finds",
         "following",
         "gap",
         "high",
         "low",
         "part",
         "places",
+        "pruned",
         "read",
         "scouts",
         "search",
@@ -163,33 +239,29 @@ class _Level:
         "text",
     )
 
-    def __init__(  # noqa: PLR0917 - one level of a chain is built in one place
+    def __init__(
         self,
         part: Part,
         gap: int,
         following: _Level | _Union | None,
-        text: str,
-        folded: str,
-        spend: Callable[[int], None],
-        *,
-        exact: bool,
+        context: _Context,
         branches: tuple[Part, ...] = (),
     ) -> None:
         self.part, self.gap, self.following = part, gap, following
-        self.text, self.spend = text, spend
-        # The part's regex and the text it reads (the folded text, when it has a folded form).
-        fast = part.on_folded and exact
-        self.search = part.fast.search if fast else part.regex.search
-        self.read = folded if fast else text
-        # The part's alternatives, each searched for near its own scout strings (see Chain).
-        self.branches = [
-            _Branch(branch, text, folded, exact=exact) for branch in branches if branch.scout
-        ]
+        self.text, self.spend = context.text, context.spend
+        # The part's regex, what it found so far (the folded text, when it has a folded form).
+        self.finds = context.finds(part)
+        self.search, self.read = self.finds.search_text, self.finds.read
+        # The part's alternatives, each searched for near its own scout strings (see Chain);
+        # those none of whose scout strings is in the text match nowhere, and are left out
+        # (which changes no answer, nor the work charged: a part's alternatives charge none).
+        self.branches = [_Branch(branch, context) for branch in branches if branch.scout]
         if len(self.branches) < len(branches):
             self.branches = []  # one has no scout: the part is searched as one regex
         self.low = self.high = 0
         self.places: list[int] = []
-        self.scouts = _Scouts(part.scout, folded)
+        self.scouts = context.scouts(part)
+        self.pruned = False  # see _leftmost
 
     def first(self, start: int, limit: int) -> int | None:
         """The leftmost place in ``[start, limit]`` where the chain from here matches."""
@@ -247,7 +319,11 @@ class _Level:
             if self.branches:
                 match = self._leftmost(position, last, read_to)
             else:
-                match = self.search(self.read, position, read_to)
+                match = (
+                    self.search(self.read, position, read_to)
+                    if read_to - position < WORTH
+                    else self.finds.search(position, read_to)
+                )
             self.spend((read_to if match is None else match.start()) - position + part.reach)
             if match is None or match.start() > last:
                 position = last + 1
@@ -271,6 +347,10 @@ class _Level:
     def _leftmost(self, position: int, last: int, read_to: int) -> re.Match[str] | None:
         """What ``search(read, position, read_to)`` finds with a start up to ``last`` (or a
         match starting past ``last``, or None): the leftmost match of any alternative."""
+        if not self.pruned:  # when first asked: those none of whose scouts occur match nowhere
+            live = [branch for branch in self.branches if not branch.scouts.absent()]
+            self.branches = live or self.branches[:1]  # (one is kept: it answers None)
+            self.pruned = True
         best: re.Match[str] | None = None
         for branch in self.branches:
             low = max(position, branch.scouts.first(position) - branch.most)

@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from memory.scan.skip import compile_skipping
+
 __all__ = [
     "Literal",
     "edge",
@@ -145,8 +147,7 @@ def folded_regex(source: str, flags: int) -> re.Pattern[str] | None:
     tree = _parser.parse(source, plain)
     if not _fold_items(tree.data):
         return None
-    compiled: re.Pattern[str] = _compiler.compile(tree, plain)
-    return compiled
+    return compile_skipping(tree, plain)  # re's search skips to where a match can start
 
 
 def _fold_code(code: int) -> int:

@@ -26,7 +26,15 @@ How it stays fast (``bench/scan_bench.py`` measures it, beside a plain regex tab
   start, or a search in windows around the rarest literal it needs. An alternative with
   gaps runs as a chain of its parts (``memory.scan.chain``), each part searched for near
   the strings it must hold; a part that is a group of alternatives, alternative by
-  alternative.
+  alternative. What a part that several alternatives have (a handle, an e-mail address)
+  finds in a reading is kept for all of them (``memory.scan.finds``), and the alternatives
+  of a last part none of whose strings occur are left out.
+* **regexes that skip.** ``re`` skips ahead only to a literal or a set of first characters
+  at a pattern's very start, which ``\b`` hides; ``memory.scan.skip`` gives the folded
+  regexes that start back (a filter only: they match where they matched).
+* **literals listed once, places when asked.** ``memory.scan.listing`` groups the finder's
+  hits by string; which literals occur is decided by the first hit whose ``\b`` holds, and a
+  literal's places are checked and listed only when a search asks for them.
 * **a decoded reading only where it is decoded.** Leetspeak, look-alikes, hyphens: a
   decoded reading of a long text is mostly the base reading (the first read in full)
   again. ``memory.scan.windows.changes_of`` lists where the two differ; a match reading
@@ -59,11 +67,11 @@ import unicodedata
 from dataclasses import dataclass
 
 from memory.scan.chain_run import Run
-from memory.scan.finder import Finder
+from memory.scan.listing import Listing
 from memory.scan.patterns import RULES
-from memory.scan.prefilter import fold, folds_exactly
+from memory.scan.prefilter import fold
 from memory.scan.readings import DECODE_CAP, flatten, normalise, readings
-from memory.scan.table import Need, Pattern, Table, bounded, patterns, table
+from memory.scan.table import Pattern, Table, bounded, patterns, table
 from memory.scan.windows import Spans, changes_of, near_changes, within
 
 __all__ = [
@@ -94,7 +102,22 @@ INVISIBLE_CHARS: frozenset[str] = frozenset(
     # Unicode tag characters ("ASCII smuggling"): invisible, and decoded by some models.
     + [chr(c) for c in range(0xE0000, 0xE0080)]
 )
-_INVISIBLE = re.compile("[" + "".join(sorted(INVISIBLE_CHARS)) + "]")
+
+
+def _ranges(chars: frozenset[str]) -> str:
+    """``chars`` as a character class of ranges: ``re`` keeps a class of characters past
+    U+FFFF as a list it reads through for each character of the text (7.5 ms for 64 KiB
+    with the 128 tag characters one by one; 0.3 ms as ranges)."""
+    spans: list[list[int]] = []
+    for code in sorted(map(ord, chars)):
+        if spans and spans[-1][1] == code - 1:
+            spans[-1][1] = code
+        else:
+            spans.append([code, code])
+    return "[" + "".join(f"{chr(low)}-{chr(high)}" for low, high in spans) + "]"
+
+
+_INVISIBLE = re.compile(_ranges(INVISIBLE_CHARS))
 
 #: The longest match any alternative may have (checked by the tests on the parsed regexes).
 MAX_WIDTH = 1000
@@ -120,73 +143,12 @@ def pattern(finding_id: str) -> Pattern:
     raise KeyError(finding_id)
 
 
-_DENSE = 1024  # past this many occurrences a literal's positions are no longer listed
 _MARGIN = 128  # read past a window's end, for \b, $ and look-aheads
 #: Regex work one scan may spend per character of text (a search counts the span it reads,
 #: a match attempt the longest match); past it the scan stops with a ``scan-limit`` finding.
 #: Real 64 KiB documents and code use about 20 per character.
 WORK_PER_CHAR = 64
 _WORK_FLOOR = 16_384  # short texts get the budget of this many characters
-
-
-@dataclass(slots=True)
-class _Reading:
-    """One reading, its folded form, and where the listed literals occur in it."""
-
-    text: str
-    folded: str
-    exact: bool  # whether folded regexes may read ``folded`` (``prefilter.folds_exactly``)
-    at: dict[int, list[int]]
-    dense: set[int]
-    runs: dict[int, Run]  # the chains run on this reading, by alternative
-
-    @classmethod
-    def of(cls, text: str, tab: Table, finder: Finder | None = None) -> _Reading:
-        """``text`` with its literals listed (by ``finder``: all of them by default)."""
-        reading = cls(text, fold(text), folds_exactly(text), {}, set(), {})
-        at = reading.at
-        dense = reading.dense
-        size = len(text)
-        listed = tab.listed
-        # The hot loop of a scan: \b is checked inline (a word character: alnum or _).
-        for start, string in (finder or tab.find).hits(reading.folded):
-            for number, before, after in listed[string]:
-                if number in dense:
-                    continue
-                if before:
-                    char = text[start]
-                    word = char.isalnum() or char == "_"
-                    if start and ((char := text[start - 1]).isalnum() or char == "_") == word:
-                        continue
-                    if not start and not word:
-                        continue
-                if after:
-                    end = start + len(string)
-                    char = text[end - 1]
-                    word = char.isalnum() or char == "_"
-                    if end < size and ((char := text[end]).isalnum() or char == "_") == word:
-                        continue
-                    if end == size and not word:
-                        continue
-                if (hits := at.get(number)) is None:
-                    at[number] = [start]
-                elif len(hits) < _DENSE:
-                    hits.append(start)
-                else:
-                    dense.add(number)
-        return reading
-
-    def has(self, need: Need) -> bool:
-        """Whether one literal of ``need`` occurs (for a substring, \b is left to the regex)."""
-        if not need.listed.isdisjoint(self.at):
-            return True
-        return any(sub in self.folded for sub in need.substrings)
-
-    def places(self, need: Need) -> list[int] | None:
-        """Every position of ``need`` (None when it is not all listed, or too dense)."""
-        if need.substrings or not need.listed.isdisjoint(self.dense):
-            return None
-        return sorted({p for n in need.listed for p in self.at.get(n, ())})
 
 
 class _OverBudget(Exception):
@@ -205,13 +167,34 @@ class _Budget:
             raise _OverBudget
 
 
-def _near(place: int, width: int, places: list[int]) -> bool:
-    """Whether ``places`` (sorted) holds a position within ``width`` of ``place``."""
-    at = bisect.bisect_left(places, place - width)
-    return at < len(places) and places[at] <= place + width
+def _near_each(places: list[int], width: int, lists: list[list[int]]) -> list[int]:
+    """The ``places`` (sorted) that have a position of each of ``lists`` (each sorted)
+    within ``width``: by one sweep of both lists, or a look-up per place in a much longer
+    list."""
+    given = places
+    for other in lists:
+        if other is given or not places:
+            continue  # a place is near itself
+        kept: list[int] = []
+        size = len(other)
+        if size > 8 * len(places):
+            for place in places:
+                at = bisect.bisect_left(other, place - width)
+                if at < size and other[at] <= place + width:
+                    kept.append(place)
+        else:
+            at = 0
+            for place in places:
+                low = place - width
+                while at < size and other[at] < low:
+                    at += 1
+                if at < size and other[at] <= place + width:
+                    kept.append(place)
+        places = kept
+    return places
 
 
-def _regions(tab: Table, number: int, reading: _Reading) -> list[tuple[int, int]] | None:
+def _regions(tab: Table, number: int, reading: Listing) -> list[tuple[int, int]] | None:
     """Where a match of alternative ``number`` can start, as ``(first, last)`` stretches in
     order (None: anywhere): at the places its leading literals occur, else before the
     occurrences of its rarest required literal that have every other one within its width."""
@@ -223,10 +206,10 @@ def _regions(tab: Table, number: int, reading: _Reading) -> list[tuple[int, int]
     # of each near (checked against the sparse lists only: a dense one is near everywhere).
     sparse = [p for p in placed if len(p) * (2 * width + 1) < len(reading.text)]
     if rarest is not None and sparse:
-        rarest = [p for p in rarest if all(_near(p, width, other) for other in sparse)]
+        rarest = _near_each(rarest, width, sparse)
     if starts is not None and (rarest is None or len(starts) <= 8 * len(rarest)):
         if rarest is not None and sparse:
-            starts = [p for p in starts if all(_near(p, width, other) for other in sparse)]
+            starts = _near_each(starts, width, sparse)
         return [(start, start) for start in starts]
     if rarest is None:
         return None
@@ -242,7 +225,7 @@ def _regions(tab: Table, number: int, reading: _Reading) -> list[tuple[int, int]
 def _search(
     tab: Table,
     number: int,
-    reading: _Reading,
+    reading: Listing,
     budget: _Budget,
     changes: Spans | None = None,
 ) -> re.Match[str] | None:
@@ -266,7 +249,16 @@ def _search(
                 return None
     if shape.chain is not None:
         if (run := reading.runs.get(number)) is None:
-            run = reading.runs[number] = Run(shape.chain, text, budget.spend, reading.folded)
+            run = Run(
+                shape.chain,
+                text,
+                budget.spend,
+                reading.folded,
+                shared=reading.finds,
+                worth=tab.shared_parts,
+                occurrences=reading.occurrences,
+            )
+            reading.runs[number] = run
         for first, last in [(0, len(text))] if regions is None else regions:
             if (start := run.first(first, last)) is not None:
                 return regex.match(text, start)
@@ -306,13 +298,13 @@ def _match_short(texts: list[str]) -> dict[int, re.Match[str]]:
     in any reading makes a candidate), then each candidate searches each reading."""
     matched: dict[int, re.Match[str]] = {}
     tab = table()
-    together = _Reading.of("\n".join(texts), tab)
+    together = Listing.of("\n".join(texts), tab)
     # Each reading folded: folding goes character by character, so a slice of the whole.
     folded, start = [], 0
     for reading in texts:
         folded.append(together.folded[start : start + len(reading)])
         start += len(reading) + 1
-    for index in tab.candidates(together.at):
+    for index in tab.candidates(together.present):
         alternative = tab.alternatives[index]
         if alternative.pattern in matched or not all(map(together.has, tab.needs[index])):
             continue
@@ -343,8 +335,8 @@ def _match_long(text: str, texts: list[str]) -> dict[int, re.Match[str]]:
         for number, text_read in enumerate(texts):
             lines_only = number == 0 and flattened
             changes = changes_of(text_read, texts[base]) if number > base else None
-            reading = _Reading.of(text_read, tab, tab.find_lines if lines_only else None)
-            for index in tab.candidates(reading.at):
+            reading = Listing.of(text_read, tab, tab.find_lines if lines_only else None)
+            for index in tab.candidates(reading.present):
                 alternative = tab.alternatives[index]
                 if alternative.pattern in matched:
                     continue

@@ -24,11 +24,12 @@ import functools
 import hashlib
 import json
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory.scan.chain import Chain, context, split
+from memory.scan.chain import Chain, context, part_sources, split
 from memory.scan.finder import Finder
 from memory.scan.patterns import RULES
 from memory.scan.prefilter import (
@@ -230,7 +231,8 @@ class Table:
         # by folded string: (number, \b before, \b after). Common ones are looked for by a
         # substring test.
         rare = {lit for a in alternatives for r in (*a.needs, a.starts) for lit in r if _rare(lit)}
-        self.numbers = {lit: n for n, lit in enumerate(sorted(rare))}
+        self.literals = tuple(sorted(rare))  # by number
+        self.numbers = {lit: n for n, lit in enumerate(self.literals)}
         listed: dict[str, tuple[tuple[int, bool, bool], ...]] = {}
         for lit, n in self.numbers.items():
             listed[lit.text] = (*listed.get(lit.text, ()), (n, lit.edge_before, lit.edge_after))
@@ -277,6 +279,16 @@ class Table:
             self._shapes[number] = shape
         return shape
 
+    @functools.cached_property
+    def shared_parts(self) -> frozenset[str]:
+        """The sources of chain parts that two alternatives or more have (what one finds in
+        a text is kept for the others: ``memory.scan.finds``)."""
+        counts: dict[str, int] = {}
+        for alternative in self.alternatives:
+            for source in part_sources(alternative.source):
+                counts[source] = counts.get(source, 0) + 1
+        return frozenset(source for source, count in counts.items() if count > 1)
+
     def warm(self) -> None:
         """Derive every shape and compile every regex now (about a second of CPU) rather than
         on the first long text that needs them: for timing scans. A process that never scans
@@ -287,6 +299,7 @@ class Table:
         for pattern in self.patterns:
             pattern.regex  # noqa: B018
         self.find_lines  # noqa: B018
+        self.shared_parts  # noqa: B018
 
     @property
     def find_lines(self) -> Finder:
@@ -303,12 +316,12 @@ class Table:
             self._find_lines = Finder(strings & set(self.listed))
         return self._find_lines
 
-    def candidates(self, at: dict[int, list[int]]) -> list[int]:
-        """The alternatives whose first two listed sets both occur (``at``: where each listed
-        literal occurs, by number), and the unfiled ones."""
+    def candidates(self, present: Iterable[int]) -> list[int]:
+        """The alternatives whose first two listed sets both occur (``present``: the listed
+        literals that occur, by number), and the unfiled ones."""
         first: set[int] = set()
         second: set[int] = set(self.one_set)
-        for number in at:
+        for number in present:
             first.update(self.first.get(number, ()))
             second.update(self.second.get(number, ()))
         return sorted((first & second) | self.unfiled)

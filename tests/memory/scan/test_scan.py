@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import random
 import re
 import subprocess
 import sys
@@ -620,6 +621,30 @@ def test_a_chain_finds_the_leftmost_match_its_regex_finds(half: int) -> None:
                 found = alt.regex.search(reading)
                 place = run.first(0, len(reading))
                 assert place == (None if found is None else found.start()), alt.regex.pattern
+
+
+def test_what_a_part_found_is_remembered_and_answers_as_its_search_would() -> None:
+    """Chains that share a part share what its regex found (memory.scan.finds): any stretch
+    asked about, in any order, gets the match regex.search(text, start, end) returns, from
+    what earlier searches judged and a search of the rest."""
+    finds = sys.modules["memory.scan.finds"]
+    rng = random.Random(5)
+    text = fold(" ".join(_corpus_texts()[::7])[:30_000])
+    parts = [part for alt in _chained()[::4] for part in alt.chain.parts]
+    for part in parts:
+        found = finds.Finds(part.fast.search, text, part.reach)
+        for _ in range(30):
+            start = rng.randrange(len(text))
+            end = min(len(text), start + rng.choice([50, 300, 2000, 40_000]))
+            expected = part.fast.search(text, start, end)
+            got = found.search(start, end)
+            assert (got and got.span()) == (expected and expected.span()), part.regex.pattern
+            sure = start + rng.choice([0, 100, 1000])
+            first = found.leftmost(start, sure)
+            judged = part.fast.search(text, start, min(len(text), sure + part.reach))
+            if judged is not None and judged.start() > sure:
+                judged = None
+            assert (first and first.span()) == (judged and judged.span()), part.regex.pattern
 
 
 @pytest.mark.parametrize(
