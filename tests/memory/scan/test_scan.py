@@ -89,6 +89,20 @@ def test_the_held_out_blind_corpus() -> None:
     assert false_positive <= 0.0115
 
 
+def test_the_eighth_blind_corpus() -> None:
+    """corpus_blind8: written blind by another helper who saw neither the rules nor any
+    corpus (700 benign entries, about 300 of them full of trigger words, placeholders,
+    security talk and code; 300 attacks of thirteen kinds, 42 of them multilingual), added
+    after the last rule change and measured once: recall 65.3% (196/300), false positives
+    1.29% (9/700). Never tuned on, never read to fix an entry. (Its author labelled three
+    real-looking example credentials benign on purpose: BotFather's documented sample token,
+    a test fixture's password, a local MinIO default login.) The floors only catch a
+    regression."""
+    recall, false_positive, _missed, _flagged = _figures("corpus_blind8")
+    assert recall >= 0.65
+    assert false_positive <= 0.013
+
+
 @pytest.mark.parametrize(
     "char", [c for c in sorted(INVISIBLE_CHARS) if ord(c) < 0xE0000] + ["\U000e0041", "\U000e007f"]
 )
