@@ -89,6 +89,16 @@ class Rig:
         self.adapter = ChatAdapter()
         self.gateway = self.build()
 
+    def tool_results(self) -> list[str]:
+        """Every tool result the model was shown, once each, in order."""
+        seen = {
+            m["tool_call_id"]: str(m["content"])
+            for r in self.model.requests
+            for m in r.messages
+            if m["role"] == "tool"
+        }
+        return list(seen.values())
+
     def build(self, provider: Provider | None = None) -> Gateway:
         paths = Paths(self.home, self.home / "config.yaml", explicit_config=False)
         gateway = build_gateway(

@@ -34,17 +34,6 @@ def scoped(**memory: Any) -> Config:
     return Config.model_validate(data)
 
 
-def tool_results(rig: Rig) -> list[str]:
-    """Every tool result the model was shown, once each, in order."""
-    seen = {
-        m["tool_call_id"]: str(m["content"])
-        for r in rig.model.requests
-        for m in r.messages
-        if m["role"] == "tool"
-    }
-    return list(seen.values())
-
-
 def reviewing(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> ModelReply:
     """A model whose review saves what the person asked to remember (``note: X``)."""
     last = messages[-1]
@@ -227,7 +216,7 @@ async def test_session_search_in_a_group_finds_only_that_groups_sessions(rig: Ri
     await rig.adapter.say("/new", user="1")  # (the current session is not searched)
     await rig.adapter.say("search: PIN", user="1")  # the control: in her DM she finds it
     await rig.adapter.wait_sent(3, chat="1")
-    in_group_pin, in_group_deploy, in_dm = tool_results(rig)[-3:]  # after the memory add
+    in_group_pin, in_group_deploy, in_dm = rig.tool_results()[-3:]  # after the memory add
     assert "PIN hint" not in in_group_pin
     assert "deploy window" in in_group_deploy  # another member's, but said in this group
     assert "PIN hint" in in_dm

@@ -149,17 +149,6 @@ async def test_a_group_recalls_its_own_history_and_never_a_members_private_one(
     assert found and not any("Miso" in item.text for item in found)
 
 
-def tool_results(rig: Rig) -> list[str]:
-    """Every tool result the model was shown, once each, in order."""
-    seen = {
-        m["tool_call_id"]: str(m["content"])
-        for r in rig.model.requests
-        for m in r.messages
-        if m["role"] == "tool"
-    }
-    return list(seen.values())
-
-
 async def test_session_search_finds_by_meaning_within_the_askers_scope_only(
     local: tuple[Rig, Gateway, LocalProvider],
 ) -> None:
@@ -181,6 +170,6 @@ async def test_session_search_finds_by_meaning_within_the_askers_scope_only(
     await rig.adapter.wait_sent(3, chat="1")
     await rig.adapter.say("search: which pet lives with me", user="1", mention=True, **group)
     await rig.adapter.wait_sent(2, chat="-100")
-    in_dm, in_group = tool_results(rig)[-2:]
+    in_dm, in_group = rig.tool_results()[-2:]
     assert "Miso" in in_dm and "Pixel" not in in_dm
     assert "Miso" not in in_group and "Pixel" not in in_group
