@@ -110,6 +110,7 @@ class Gateway:
             budget=self.budgets.status,
             admins=lambda: self.auth.access.admins,
             provider=None if agent.recall is None else agent.recall.provider,
+            semantic=None if agent.recall is None else agent.recall.ranker(),
         )
         self.early = None if agent.recall is None else EarlyRecall(agent.recall, self.sessions)
         self.turns = Turns(

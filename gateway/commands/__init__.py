@@ -26,7 +26,7 @@ from gateway.commands.skills import skills_command
 from gateway.pairing import PairingStore
 from gateway.sessions import Sessions
 from memory import MemoryStores
-from memory.archive import Archive, Searcher
+from memory.archive import Archive, Searcher, SemanticRanker
 from memory.providers import Provider
 from memory.skills import SkillStore
 
@@ -118,15 +118,18 @@ class Commands:
         budget: Callable[..., Awaitable[str]] | None = None,
         admins: Callable[[], Collection[str]] = frozenset,
         provider: Provider | None = None,
+        semantic: SemanticRanker | None = None,
     ) -> None:
         """``budget(person, admin=…)``: the /status line on their budgets (gateway.limits);
-        ``admins()``: the configured admins (``telegram:123``), whom /pair block refuses."""
+        ``admins()``: the configured admins (``telegram:123``), whom /pair block refuses;
+        ``semantic``: the provider's ranking by meaning, which /search fuses in as
+        session_search does (``agent_core.recall.Recall.ranker``)."""
         self.context = CommandContext(
             archive=archive,
             stores=stores,
             sessions=sessions,
             pairing=pairing,
-            searcher=Searcher(archive),
+            searcher=Searcher(archive, semantic=semantic),
             stats=stats,
             on_paired=on_paired,
             skills=skills,

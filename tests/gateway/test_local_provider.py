@@ -173,3 +173,20 @@ async def test_session_search_finds_by_meaning_within_the_askers_scope_only(
     in_dm, in_group = rig.tool_results()[-2:]
     assert "Miso" in in_dm and "Pixel" not in in_dm
     assert "Miso" not in in_group and "Pixel" not in in_group
+
+
+async def test_slash_search_finds_by_meaning_too_and_only_the_askers_own(
+    local: tuple[Rig, Gateway, LocalProvider],
+) -> None:
+    """/search fuses the same ranking by meaning as session_search: Ana finds her kitten
+    with no word of it, never Ben's cat (closer in meaning than anything else he said)."""
+    rig, _, provider = local
+    await rig.adapter.say("I adopted a grey kitten called Miso", user="1")
+    await rig.adapter.wait_sent(1, chat="1")
+    await rig.adapter.say("My cat Pixel sleeps on my keyboard", user="2")
+    await rig.adapter.wait_sent(1, chat="2")
+    await wait_indexed(provider, 4)
+    await rig.adapter.say("/search which pet lives with me", user="1")
+    await rig.adapter.wait_sent(2, chat="1")
+    answer = rig.adapter.texts("1")[-1]
+    assert "Miso" in answer and "Pixel" not in answer
