@@ -15,6 +15,10 @@ runs the whole pattern, assertions first, from each place it stops at (the liter
 skipped over), and a match cannot start anywhere else, so the regex finds exactly what it
 found before. Anything it cannot be sure of (a pattern that can match nothing, a class by
 category or negated) leaves the regex as ``re`` compiles it.
+
+It writes ``re``'s private bytecode, whose format CPython versions by ``_sre.MAGIC``: under
+any other format than the one it was checked against (``CHECKED_MAGIC``, CPython 3.11's) it
+compiles as ``re`` does, slower and as exact, rather than guess.
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ _sre: Any = importlib.import_module("_sre")
 _REPEATS = (_c.MAX_REPEAT, _c.MIN_REPEAT, _c.POSSESSIVE_REPEAT)
 _ZERO_WIDTH = (_c.AT, _c.ASSERT, _c.ASSERT_NOT)
 _LARGEST_SET = 1 << 16  # more first characters than this: not worth a filter
+CHECKED_MAGIC = 20220615  # the bytecode format the tests check this module against
 
 
 def _members(items: list[tuple[Any, Any]]) -> set[int] | None:
@@ -126,11 +131,15 @@ def _info(low: int, high: int, prefix: list[int], chars: set[int], flags: int) -
 def compile_skipping(tree: Any, flags: int) -> re.Pattern[str]:
     """``re._compiler.compile(tree, flags)``, with the start ``re`` would not find itself
     (see the module). Only for a pattern without ``re.IGNORECASE``."""
+    plain: re.Pattern[str]
+    if getattr(_sre, "MAGIC", None) != CHECKED_MAGIC:
+        plain = _compiler.compile(tree, flags)
+        return plain  # another bytecode format: not ours to write
     code = _compiler._code(tree, flags)
     low, high = code[3], code[4]
     chars = first_characters(tree)
     if code[0] != _c.INFO or code[2] or not low or not chars:
-        plain: re.Pattern[str] = _compiler.compile(tree, flags)
+        plain = _compiler.compile(tree, flags)
         return plain  # re knows its start, or none can be known
     info = _info(low, high, _prefix(tree.data), chars, flags)
     body = code[1 + code[1] :]

@@ -784,3 +784,47 @@ def test_the_stored_table_ships_with_the_package() -> None:
     process (about a second); pyproject.toml names it as package data."""
     config = tomllib.loads((REPO_ROOT / "pyproject.toml").read_text(encoding="utf-8"))
     assert "table.json" in config["tool"]["setuptools"]["package-data"]["memory.scan"]
+
+
+# -- skipping: a folded regex compiled to skip ahead finds exactly what re's compile finds ---
+
+scan_skip = sys.modules["memory.scan.skip"]
+
+
+def _skip_texts() -> list[str]:
+    texts = [fold(t) for t in _corpus_texts()[::40]]
+    anchors = " ".join(re.findall(r"[a-z]{3,}", " ".join(a.source for a in TABLE.alternatives)))
+    return [*texts, fold(anchors[:20_000]), "x" * 500 + " send it " + "y" * 500]
+
+
+def test_every_folded_regex_finds_what_res_own_compile_finds() -> None:
+    """``skip.compile_skipping`` only tells ``re`` where a match can start: every folded
+    regex of the table finds the same spans as the same folded tree compiled by ``re``."""
+    plain = scan_table.FLAGS & ~re.IGNORECASE
+    texts = _skip_texts()
+    compared = 0
+    for alt in TABLE.alternatives:
+        if alt.folded is None:
+            continue
+        tree = sre_parse.parse(alt.source, plain)
+        assert scan_prefilter._fold_items(tree.data)
+        theirs = sre_compiler.compile(tree, plain)
+        compared += 1
+        for text in texts:
+            assert [m.span() for m in alt.folded.finditer(text)] == [
+                m.span() for m in theirs.finditer(text)
+            ], alt.source
+    assert compared > 200
+
+
+def test_another_bytecode_format_compiles_as_re_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Under a CPython whose SRE bytecode format differs, no bytecode is written by hand."""
+    monkeypatch.setattr(scan_skip, "CHECKED_MAGIC", -1)
+
+    def hand_written(*_: Any) -> list[int]:
+        raise AssertionError("bytecode written by hand")
+
+    monkeypatch.setattr(scan_skip, "_info", hand_written)
+    tree = sre_parse.parse(r"\bsend\b[^\n]{0,40}\bmemory\b", 0)
+    regex = scan_skip.compile_skipping(tree, 0)
+    assert regex.search("please send the memory file") is not None
