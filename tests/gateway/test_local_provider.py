@@ -68,14 +68,19 @@ async def wait_indexed(provider: LocalProvider, count: int) -> None:
     raise AssertionError(f"not indexed: {await provider.vectors.counts()}")
 
 
-async def test_a_later_session_recalls_by_meaning_in_the_user_message_only(
-    local: tuple[Rig, Gateway, LocalProvider],
-) -> None:
-    rig, _, provider = local
+async def two_pet_owners(rig: Rig) -> None:
+    """Ana (1) tells of her kitten, Ben (2) of his cat, each in a DM, each answered."""
     await rig.adapter.say("I adopted a grey kitten called Miso", user="1")
     await rig.adapter.wait_sent(1, chat="1")
     await rig.adapter.say("My cat Pixel sleeps on my keyboard", user="2")
     await rig.adapter.wait_sent(1, chat="2")
+
+
+async def test_a_later_session_recalls_by_meaning_in_the_user_message_only(
+    local: tuple[Rig, Gateway, LocalProvider],
+) -> None:
+    rig, _, provider = local
+    await two_pet_owners(rig)
     await rig.adapter.say("/new", user="1")
     await rig.adapter.wait_sent(2, chat="1")
     await wait_indexed(provider, 4)
@@ -157,10 +162,7 @@ async def test_session_search_finds_by_meaning_within_the_askers_scope_only(
     nor Ben's cat, though both are closer in meaning than anything the group said."""
     rig, _, provider = local
     group: InChat = {"chat": "-100", "chat_type": "group"}
-    await rig.adapter.say("I adopted a grey kitten called Miso", user="1")
-    await rig.adapter.wait_sent(1, chat="1")
-    await rig.adapter.say("My cat Pixel sleeps on my keyboard", user="2")
-    await rig.adapter.wait_sent(1, chat="2")
+    await two_pet_owners(rig)
     await rig.adapter.say("The offsite is in Lisbon", user="2", mention=True, **group)
     await rig.adapter.wait_sent(1, chat="-100")
     await rig.adapter.say("/new", user="1")
@@ -181,10 +183,7 @@ async def test_slash_search_finds_by_meaning_too_and_only_the_askers_own(
     """/search fuses the same ranking by meaning as session_search: Ana finds her kitten
     with no word of it, never Ben's cat (closer in meaning than anything else he said)."""
     rig, _, provider = local
-    await rig.adapter.say("I adopted a grey kitten called Miso", user="1")
-    await rig.adapter.wait_sent(1, chat="1")
-    await rig.adapter.say("My cat Pixel sleeps on my keyboard", user="2")
-    await rig.adapter.wait_sent(1, chat="2")
+    await two_pet_owners(rig)
     await wait_indexed(provider, 4)
     await rig.adapter.say("/search which pet lives with me", user="1")
     await rig.adapter.wait_sent(2, chat="1")
