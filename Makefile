@@ -17,7 +17,7 @@ unexport PYTHONDONTWRITEBYTECODE
 setup:
 	python3 -m venv .venv
 	$(PY) -m pip install --upgrade pip
-	$(PY) -m pip install -e '.[dev,local,honcho,mem0]'
+	$(PY) -m pip install -e '.[dev,local,honcho,mem0,postgres,redis]'
 
 # Everything, in parallel; the ten slowest tests are listed so a slow one gets noticed.
 test:

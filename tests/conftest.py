@@ -75,3 +75,7 @@ def umask(request: pytest.FixtureRequest) -> Iterator[int]:
         yield request.param
     finally:
         os.umask(old)
+
+
+# PostgreSQL and Redis for the scale-out tests (skipped, saying how, where they do not answer).
+pytest_plugins = ["tests.services"]
