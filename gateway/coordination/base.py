@@ -5,8 +5,11 @@ process must not pay for that agreement. ``Coordinator`` is the narrow protocol 
 uses; ``LocalCoordinator`` answers it inside one process (the default), ``RedisCoordinator``
 across replicas.
 
-- ``lease(key)``: exclusive ownership of a session key, granted in the order it was asked
-  for. The holder gets a ``Lease`` with a **fencing token** (``fence``: strictly increasing
+- ``lease(key, since=…)``: exclusive ownership of a session key. Waiters are granted it in
+  the order of ``since`` (when the oldest work they hold for the key arrived), so turns of
+  one chat keep the order their messages arrived in, whichever replica received them; the
+  holder asks ``Lease.next_waiter()`` before each further turn and lets go when older work
+  waits elsewhere. The holder gets a **fencing token** (``fence``: strictly increasing
   across every lease of a namespace) and is told when it loses the lease (``lost``,
   ``on_lost``): a replica whose renewals failed for too long must assume another replica
   now holds it.
@@ -28,7 +31,7 @@ A message never carries the backend's URL: it may hold a password.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
@@ -97,6 +100,12 @@ class Lease:
     fence: int
     lost: bool = False
     on_lost: Callable[[], object] | None = field(default=None, repr=False)
+    peek: Callable[[], Awaitable[float | None]] | None = field(default=None, repr=False)
+
+    async def next_waiter(self) -> float | None:
+        """The ``since`` of the first one waiting for this key (None: nobody): work that
+        arrived at or after it belongs after theirs."""
+        return None if self.peek is None else await self.peek()
 
     def check(self) -> None:
         """Raise ``LeaseLost`` if the lease is gone (call before a commit that must not
@@ -122,10 +131,14 @@ class Coordinator(Protocol):
     def backend(self) -> Backend: ...
 
     def lease(
-        self, key: str, *, on_lost: Callable[[], object] | None = None
+        self,
+        key: str,
+        *,
+        since: float | None = None,
+        on_lost: Callable[[], object] | None = None,
     ) -> AbstractAsyncContextManager[Lease]:
-        """Exclusive ownership of ``key`` for the ``async with`` block; waits (in order of
-        asking) while another holder has it."""
+        """Exclusive ownership of ``key`` for the ``async with`` block; while another holds
+        it, waits its turn in the order of ``since`` (unix time; default now)."""
         ...
 
     async def claim(self, key: str, ttl_s: float) -> bool:

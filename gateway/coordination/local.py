@@ -1,9 +1,9 @@
 """``LocalCoordinator``: coordination inside one process (one replica), the default.
 
-Nothing to connect to and nothing imported beyond the standard library. A lease is an
-``asyncio.Lock`` per key (granted in the order asked, as the lock is fair), held only while
-someone holds or waits for it, so idle keys cost nothing; it is never lost, as nothing but
-this process could take it. Claims, flood holds and counters live in dicts that forget an
+Nothing to connect to and nothing imported beyond the standard library. A lease is a slot
+per key with a heap of waiters ordered by ``since`` (then by asking), kept only while someone
+holds or waits for it, so idle keys cost nothing; it is never lost, as nothing but this
+process could take it. Claims, flood holds and counters live in dicts that forget an
 entry once it has expired (swept as they are touched, and all of them every
 ``SWEEP_EVERY`` writes), so they stay as small as the traffic of the last window.
 """
@@ -11,12 +11,13 @@ entry once it has expired (swept as they are touched, and all of them every
 from __future__ import annotations
 
 import asyncio
+import heapq
 import itertools
 import time
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gateway.coordination.base import Backend, CoordinationEvents, Lease, NoEvents
 
@@ -27,8 +28,18 @@ SWEEP_EVERY = 1024
 
 @dataclass(slots=True)
 class _Slot:
-    lock: asyncio.Lock
-    users: int = 0  # holding or waiting
+    held: bool = False
+    waiting: list[tuple[float, int, asyncio.Future[None]]] = field(default_factory=list)
+
+    def grant_next(self) -> None:
+        """Hand the slot to the first waiter still waiting (heap order)."""
+        while self.waiting:
+            _since, _n, future = heapq.heappop(self.waiting)
+            if not future.done():
+                self.held = True
+                future.set_result(None)
+                return
+        self.held = False
 
 
 class LocalCoordinator:
@@ -43,6 +54,7 @@ class LocalCoordinator:
         self.events: CoordinationEvents = events or NoEvents()
         self._slots: dict[str, _Slot] = {}
         self._fences = itertools.count(1)
+        self._asked = itertools.count()
         self._claims: dict[str, float] = {}  # key -> expires at
         self._holds: dict[str, float] = {}  # scope -> until
         self._counts: dict[str, deque[float]] = {}
@@ -54,21 +66,44 @@ class LocalCoordinator:
 
     @asynccontextmanager
     async def lease(
-        self, key: str, *, on_lost: Callable[[], object] | None = None
+        self,
+        key: str,
+        *,
+        since: float | None = None,
+        on_lost: Callable[[], object] | None = None,
     ) -> AsyncIterator[Lease]:
-        slot = self._slots.get(key)
-        if slot is None:
-            slot = self._slots[key] = _Slot(asyncio.Lock())
-        slot.users += 1
+        slot = self._slots.setdefault(key, _Slot())
+        began = time.monotonic()
+        if slot.held or slot.waiting:
+            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+            ticket = (self._clock() if since is None else since, next(self._asked), future)
+            heapq.heappush(slot.waiting, ticket)
+            try:
+                await future
+            except BaseException:
+                if future.done() and not future.cancelled():
+                    slot.grant_next()  # granted as we were cancelled: pass it on
+                elif not slot.held:
+                    slot.grant_next()
+                self._forget(key, slot)
+                raise
+        else:
+            slot.held = True
+        self.events.lease_wait(time.monotonic() - began)
+
+        async def peek() -> float | None:
+            live = [t for t in slot.waiting if not t[2].done()]
+            return min(live)[0] if live else None
+
         try:
-            began = time.monotonic()
-            async with slot.lock:
-                self.events.lease_wait(time.monotonic() - began)
-                yield Lease(key, next(self._fences), on_lost=on_lost)
+            yield Lease(key, next(self._fences), on_lost=on_lost, peek=peek)
         finally:
-            slot.users -= 1
-            if slot.users == 0:
-                self._slots.pop(key, None)
+            slot.grant_next()
+            self._forget(key, slot)
+
+    def _forget(self, key: str, slot: _Slot) -> None:
+        if not slot.held and not slot.waiting and self._slots.get(key) is slot:
+            del self._slots[key]
 
     async def claim(self, key: str, ttl_s: float) -> bool:
         now = self._clock()

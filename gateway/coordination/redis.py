@@ -5,26 +5,27 @@ loads it. Every key lives under the namespace (``coordination.namespace``), so s
 can share one Redis::
 
     <ns>lease:<key>    the holder's random id, PX lease_ttl      (SET NX, renewed in Lua)
-    <ns>queue:<key>    zset waiter -> ticket: who asked first    (granted in ticket order)
+    <ns>queue:<key>    zset waiter -> since: whose work is oldest (granted in that order)
     <ns>seen:<key>     zset waiter -> last poll (ms, Redis TIME) (dead waiters dropped)
     <ns>fence          INCR per granted lease: the fencing tokens
-    <ns>ticket         INCR per waiter: the tickets
-    <ns>claim:<key>    SET NX EX: the first caller wins
+    <ns>claim:<key>    SET NX PX: the first caller wins
     <ns>hold:<scope>   the unix time a flood wait ends, PXAT that time
     <ns>count:<key>    zset of event times: the sliding-window counter
 
-**Leases.** Taking one is one Lua script: the caller joins the queue (once, with a ticket),
-marks itself seen, drops waiters not seen for a TTL (a replica that died waiting), and gets
-the lease only when nobody holds it and it is at the head of the queue; the grant sets
-``lease:<key>`` with ``PX ttl`` and returns ``INCR fence``. A waiter polls that script with
-a capped back-off (never a hard spin: 5 ms doubling to ``poll_cap_s``). A holder renews
-every ``ttl/3`` with a compare-and-renew script, and releases with compare-and-delete, so a
-replica never extends or releases a lease it no longer owns. When a renewal finds another
-value (the key expired and someone else took it), or when no renewal succeeded for
-``2/3 ttl`` (Redis unreachable: by the time it answers again the lease may be gone), the
-lease is **lost**: ``Lease.lost`` turns true, ``on_lost`` is called (the router cancels the
-turn) and ``leases_lost`` is counted. A replica that dies stops renewing, and its leases
-expire after the TTL; the next waiter in line gets the key then.
+**Leases.** Taking one is one Lua script: the caller joins the queue (once, scored by its
+``since``), marks itself seen, drops waiters not seen for a TTL (a replica that died
+waiting), and gets the lease only when nobody holds it and it is at the head of the queue;
+the grant sets ``lease:<key>`` with ``PX ttl`` and returns ``INCR fence``. ``since`` comes
+from each replica's clock, so the order across replicas is as good as their clocks agree
+(NTP). A waiter polls that script with a capped back-off (never a hard spin: 5 ms doubling
+to ``poll_cap_s``). A holder renews every ``ttl/3`` with a compare-and-renew script, and
+releases with compare-and-delete, so a replica never extends or releases a lease it no
+longer owns. When a renewal finds another value (the key expired and someone else took
+it), or when no renewal succeeded for ``2/3 ttl`` (Redis unreachable: by the time it answers
+again the lease may be gone), the lease is **lost**: ``Lease.lost`` turns true, ``on_lost``
+is called (the router cancels the turn) and ``leases_lost`` is counted. A replica that dies
+stops renewing, and its leases expire after the TTL; the next waiter in line gets the key
+then.
 
 **Failures** are ``CoordinationUnavailable`` (connection refused or lost, timeouts: each
 call is bounded by ``timeout_s``, so nothing hangs) or ``CoordinationError``, each counted
@@ -69,9 +70,7 @@ _ACQUIRE = """
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 local ttl = tonumber(ARGV[2])
-if not redis.call('ZSCORE', KEYS[2], ARGV[1]) then
-  redis.call('ZADD', KEYS[2], redis.call('INCR', KEYS[5]), ARGV[1])
-end
+redis.call('ZADD', KEYS[2], 'NX', ARGV[3], ARGV[1])
 redis.call('ZADD', KEYS[3], now, ARGV[1])
 for _, gone in ipairs(redis.call('ZRANGEBYSCORE', KEYS[3], '-inf', now - ttl)) do
   redis.call('ZREM', KEYS[2], gone)
@@ -173,19 +172,29 @@ class RedisCoordinator:
 
     @asynccontextmanager
     async def lease(
-        self, key: str, *, on_lost: Callable[[], object] | None = None
+        self,
+        key: str,
+        *,
+        since: float | None = None,
+        on_lost: Callable[[], object] | None = None,
     ) -> AsyncIterator[Lease]:
         keys = self._lease_keys(key)
         me = secrets.token_hex(12)
         ttl_ms = max(1, round(self.lease_ttl_s * 1000))
+        args: list[str | int] = [me, ttl_ms, repr(self._clock() if since is None else since)]
         granted: Lease | None = None
+
+        async def peek() -> float | None:
+            head = await self._call("lease", self._client.zrange(keys[1], 0, 0, withscores=True))
+            return float(head[0][1]) if head else None
+
         try:
             began = time.monotonic()
             delay = 0.005
             while True:
-                fence = int(await self._call("lease", self._scripts["acquire"](keys, [me, ttl_ms])))
+                fence = int(await self._call("lease", self._scripts["acquire"](keys, args)))
                 if fence:
-                    granted = Lease(key, fence, on_lost=on_lost)
+                    granted = Lease(key, fence, on_lost=on_lost, peek=peek)
                     break
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, self.poll_cap_s)
@@ -244,7 +253,6 @@ class RedisCoordinator:
             f"{ns}queue:{key}",
             f"{ns}seen:{key}",
             f"{ns}fence",
-            f"{ns}ticket",
         ]
 
     # -- claims, flood holds, counters -------------------------------------------------------

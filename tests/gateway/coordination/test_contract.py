@@ -68,6 +68,36 @@ async def test_leases_are_granted_in_the_order_asked(replicas: Replicas) -> None
     assert order == [0, 1, 2, 3, 4, 5, 6]
 
 
+async def test_waiters_are_granted_in_the_order_their_work_arrived(replicas: Replicas) -> None:
+    """``since`` (when a replica's oldest message for the key arrived) orders the waiters,
+    not the moment they asked; the holder sees who is next."""
+    order: list[float] = []
+    held = asyncio.Event()
+    gate = asyncio.Event()
+    base = time.time()
+
+    async def first() -> None:
+        async with replicas.a.lease("k", since=base) as lease:
+            assert await lease.next_waiter() is None
+            held.set()
+            await gate.wait()
+            assert await lease.next_waiter() == base + 1  # the oldest waiting work
+
+    async def turn(coordinator: Coordinator, since: float) -> None:
+        async with coordinator.lease("k", since=since):
+            order.append(since - base)
+
+    holder = asyncio.create_task(first())
+    await held.wait()
+    waiters = []
+    for offset, coordinator in ((3, replicas.a), (1, replicas.b), (4, replicas.b), (2, replicas.a)):
+        waiters.append(asyncio.create_task(turn(coordinator, base + offset)))
+        await asyncio.sleep(0.03)
+    gate.set()
+    await asyncio.gather(holder, *waiters)
+    assert order == [1, 2, 3, 4]
+
+
 async def test_fencing_tokens_strictly_increase(replicas: Replicas) -> None:
     fences = []
     for i in range(6):
