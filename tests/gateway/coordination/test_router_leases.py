@@ -38,24 +38,24 @@ KEY = SessionKey.for_message(msg("x"))
 
 
 class Chat:
-    """What the model would see: the turns, in the order they ran, never two at once."""
+    """What the model would see: the turns, in the order they ran, never two of one chat
+    at once."""
 
     def __init__(self, turn_s: float = 0.03) -> None:
         self.turns: list[tuple[str, tuple[str, ...]]] = []
-        self.running: str | None = None
+        self.running: set[SessionKey] = set()
         self.overlaps = 0
         self.turn_s = turn_s
 
     def handler(self, replica: str) -> Handler:
         async def handle(key: SessionKey, batch: Sequence[InboundMessage]) -> None:
-            if self.running is not None:
-                self.overlaps += 1
-            self.running = replica
+            self.overlaps += key in self.running
+            self.running.add(key)
             try:
                 await asyncio.sleep(self.turn_s)
                 self.turns.append((replica, tuple(m.text for m in batch)))
             finally:
-                self.running = None
+                self.running.discard(key)
 
         return handle
 
