@@ -4,7 +4,8 @@ The loader already rejects what is wrong *inside* the file (unknown keys, types,
 URLs, ids, admin entries: ``gateway.config.checks``); ``check_environment`` finds what is
 wrong *between* the file and the world: an enabled platform whose token variable is unset,
 no model endpoint, a webhook without a public URL, an ``ops.http.listen`` the endpoint
-would refuse (``gateway.ops_http.parse_listen``). It returns one line per problem, naming keys and
+would refuse (``gateway.ops_http.parse_listen``), the redis coordination backend without
+its URL variable (whether Redis answers is ``mnemo run``'s and ``mnemo doctor``'s to find). It returns one line per problem, naming keys and
 variable names but never a variable's value, so its output is safe to print and log.
 ``mnemo config check`` prints the lines; ``mnemo doctor`` runs the same function before its
 live checks.
@@ -46,6 +47,12 @@ def check_environment(config: Config, environ: Mapping[str, str]) -> list[str]:
         problems.append(
             "platforms.telegram.mode is webhook but platforms.telegram.webhook_url is empty"
             " (the public HTTPS URL Telegram posts to; or use mode: polling)"
+        )
+    coordination = config.coordination
+    if coordination.backend == "redis" and not environ.get(coordination.redis_url_env, "").strip():
+        problems.append(
+            f"coordination.backend is redis but {coordination.redis_url_env} is not set"
+            " (the Redis URL; set it in the environment, never in the file)"
         )
     if config.ops.http.listen is not None:
         try:
