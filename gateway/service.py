@@ -15,6 +15,12 @@
 message stays archived, and they are told ``CANCELLED``); ``idle`` waits until that session
 has nothing queued or running.
 
+Several replicas of one gateway agree through its ``coordinator`` (``gateway.coordination``;
+by default one ``LocalCoordinator``: this process alone): the router takes each session's
+lease around its turns, intake claims each update once, the outbox shares flood waits.
+``/healthz`` names the backend and says whether it answers; its waits, lost leases and errors
+go to the metrics. Whoever opened the coordinator closes it.
+
 ``start`` tells people whose turn a restart interrupted, delivers replies a restart left
 unsent, and starts the adapters; ``stop`` stops intake, lets running turns finish (bounded),
 awaits reviews and notices, flushes the outbox and closes the adapters. ``async with
@@ -39,6 +45,12 @@ from adapters.messages import InboundMessage
 from agent_core.agent import Agent
 from gateway.auth import Access, Auth
 from gateway.commands import COMMANDS, Commands
+from gateway.coordination import (
+    CoordinationError,
+    Coordinator,
+    LocalCoordinator,
+    NoEvents,
+)
 from gateway.intake import Intake
 from gateway.ledger import Ledger
 from gateway.limits import Budgets
@@ -68,10 +80,15 @@ class Gateway:
         settings: GatewaySettings | None = None,
         metrics: Metrics | None = None,
         clock: Callable[[], float] = time.time,
+        coordinator: Coordinator | None = None,
     ) -> None:
-        """``clock`` (unix time) measures budgets and what strangers are told of their code."""
+        """``clock`` (unix time) measures budgets and what strangers are told of their code;
+        ``coordinator`` is shared with the other replicas (default: this process alone)."""
         self.agent = agent
         self.metrics = metrics or Metrics(platforms=adapters, process=False)  # tests' default
+        self.coordinator = coordinator or LocalCoordinator(events=self.metrics)
+        if isinstance(self.coordinator.events, NoEvents):
+            self.coordinator.events = self.metrics
         self.auth = auth
         self.adapters = dict(adapters)
         for name, adapter in self.adapters.items():  # read at scrape time
@@ -79,7 +96,10 @@ class Gateway:
         self.settings = settings or GatewaySettings()
         self.ledger = Ledger(agent.archive)
         self.outbox = Outbox(
-            self.ledger, self.adapters, max_chunks=self.settings.max_reply_messages
+            self.ledger,
+            self.adapters,
+            max_chunks=self.settings.max_reply_messages,
+            coordinator=self.coordinator,
         )
         self.replies = Replies(
             outbox=self.outbox,
@@ -130,6 +150,7 @@ class Gateway:
             self.turns.handle,
             max_concurrent=self.settings.max_concurrent_turns,
             on_cancel=self.turns.cancelled,
+            coordinator=self.coordinator,
         )
         self.intake = Intake(
             auth=auth,
@@ -142,6 +163,7 @@ class Gateway:
             metrics=self.metrics,
             settings=lambda: self.settings,
             early=self.early,
+            coordinator=self.coordinator,
         )
         self._running = False
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -256,7 +278,8 @@ class Gateway:
         await self.stop()
 
     async def health(self) -> tuple[bool, list[str]]:
-        """``/healthz``: healthy while running with every adapter connected."""
+        """``/healthz``: healthy while running with every adapter connected and the
+        coordination backend answering; the last line names that backend either way."""
         reasons = []
         closing = self.intake.closing
         if not self._running or closing:
@@ -264,7 +287,21 @@ class Gateway:
         for name, adapter in self.adapters.items():
             if not adapter.connected:
                 reasons.append(f"{name}: not connected")
-        return not reasons, reasons
+        backend, answers = await self._coordination()
+        if answers is None:
+            return not reasons, [*reasons, f"coordination: {backend}"]
+        return False, [*reasons, f"coordination: {backend}: {answers}"]
+
+    async def _coordination(self) -> tuple[str, str | None]:
+        """The coordination backend's name, and why it does not answer (None: it does)."""
+        backend = self.coordinator.backend
+        try:
+            await self.coordinator.ping()
+        except CoordinationError as exc:
+            self.metrics.set_coordination_up(backend, False)
+            return backend, str(exc).removeprefix("coordination: ")
+        self.metrics.set_coordination_up(backend, True)
+        return backend, None
 
     async def refresh_metrics(self) -> None:
         """Sample the gauges just before a scrape."""
@@ -274,6 +311,7 @@ class Gateway:
         metrics.set_outbox_pending((await self.ledger.counts()).get("pending", 0))
         metrics.set_archive_bytes(await asyncio.to_thread(archive_bytes, self.agent.archive.path))
         metrics.set_memory(await asyncio.to_thread(memory_usage, self.agent.stores))
+        await self._coordination()  # mnemo_coordination_up
 
     def reload(self, access: Access, settings: GatewaySettings) -> None:
         """Take new allowlists, admins and group policies (SIGHUP); sessions, lanes and the

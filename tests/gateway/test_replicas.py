@@ -1,0 +1,109 @@
+"""Two gateways as two replicas of one bot, each with its own home, archive and platform
+link, sharing one Redis: an update delivered to both is answered once, a flood wait one
+replica was given holds for the other, and /healthz and /metrics report the backend."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from adapters.base import RateLimited
+from gateway.coordination.redis import RedisCoordinator
+from memory.archive.database import Archive
+from tests.gateway.coordination.test_redis import _closed_port
+from tests.gateway.rig import Rig, config
+from tests.services import RedisTarget
+
+
+@dataclass
+class Pair:
+    a: Rig
+    b: Rig
+
+
+async def _rig(tmp_path: Path, name: str, coordinator: RedisCoordinator) -> Rig:
+    home = tmp_path / name
+    home.mkdir()
+    archive = await Archive.open(home / "state.db")
+    return Rig(home, archive, config(), coordinator=coordinator)
+
+
+@pytest.fixture
+async def pair(tmp_path: Path, redis_target: RedisTarget) -> AsyncIterator[Pair]:
+    shared = [
+        RedisCoordinator.connect(redis_target.url, namespace=redis_target.prefix) for _ in range(2)
+    ]
+    rigs = Pair(await _rig(tmp_path, "a", shared[0]), await _rig(tmp_path, "b", shared[1]))
+    for rig in (rigs.a, rigs.b):
+        await rig.gateway.start()
+    try:
+        yield rigs
+    finally:
+        for rig, coordinator in zip((rigs.a, rigs.b), shared, strict=True):
+            await rig.gateway.stop()
+            await rig.archive.close()
+            await coordinator.aclose()
+
+
+async def test_an_update_delivered_to_both_replicas_is_answered_once(pair: Pair) -> None:
+    for n in range(5):
+        update = pair.a.adapter.message(f"hello {n}", update_id=f"u{n}")
+        await asyncio.gather(pair.a.adapter.deliver(update), pair.b.adapter.deliver(update))
+    await asyncio.sleep(0.3)
+    for rig in (pair.a, pair.b):
+        await rig.gateway.router.drain(5)
+    said = "\n".join(pair.a.adapter.texts() + pair.b.adapter.texts())  # turns may merge
+    assert [said.count(f"hello {n}") for n in range(5)] == [1] * 5
+    dropped = sum(r.gateway.metrics.value("mnemo_redeliveries_total") for r in (pair.a, pair.b))
+    assert dropped == 5
+
+
+async def test_a_flood_wait_one_replica_got_holds_for_the_other(pair: Pair) -> None:
+    """Two people in one group: two sessions (two leases), one chat, one flood limit."""
+    pair.a.adapter.failures["-100"] = [RateLimited("flood control", 0.6)]
+    began = asyncio.get_running_loop().time()
+    await pair.a.adapter.say(
+        "first", user="1", chat="-100", chat_type="group", mention=True, update_id="u1"
+    )
+    await asyncio.sleep(0.15)  # a was told to wait; b's reply comes in meanwhile
+    await pair.b.adapter.say(
+        "second", user="2", chat="-100", chat_type="group", mention=True, update_id="u2"
+    )
+    await pair.b.adapter.wait_sent(1, within=5)
+    await pair.a.adapter.wait_sent(1, within=5)
+    assert pair.b.adapter.sent[0].at - began >= 0.55  # not before a's flood wait ran out
+    assert pair.a.adapter.texts() == ["echo: first"]
+    assert pair.b.adapter.texts() == ["echo: second"]
+
+
+async def test_health_and_metrics_report_the_backend(pair: Pair) -> None:
+    gateway = pair.a.gateway
+    assert await gateway.health() == (True, ["coordination: redis"])
+    await gateway.refresh_metrics()
+    assert gateway.metrics.value("mnemo_coordination_up", backend="redis") == 1
+    await pair.a.adapter.say("hi", update_id="u1")
+    await pair.a.adapter.wait_sent(1)
+    assert gateway.metrics.value("mnemo_lease_wait_seconds_count") >= 1
+
+
+async def test_a_replica_whose_redis_is_gone_is_unhealthy(tmp_path: Path) -> None:
+    down = RedisCoordinator.connect(
+        f"redis://:hunter2@127.0.0.1:{_closed_port()}/0", namespace="x:", timeout_s=0.5
+    )
+    rig = await _rig(tmp_path, "a", down)
+    await rig.gateway.start()
+    try:
+        ok, lines = await rig.gateway.health()
+        assert not ok
+        assert lines == ["coordination: redis: Redis did not answer (ping: ConnectionError)"]
+        await rig.gateway.refresh_metrics()
+        assert rig.gateway.metrics.value("mnemo_coordination_up", backend="redis") == 0
+        assert rig.gateway.metrics.value("mnemo_coordination_errors_total", op="ping") == 2
+    finally:
+        await rig.gateway.stop()
+        await rig.archive.close()
+        await down.aclose()
