@@ -13,7 +13,8 @@ In this order:
    answer. A claim the backend cannot answer lets the update through (counted): the ledger
    still keeps this replica from answering twice.
 4. **pairing** (``gateway.pairing.notices``): a stranger is told their code once (then at
-   most a reminder every 10 minutes), and the admins hear of each new code, batched.
+   most a reminder every 10 minutes, across replicas), and the admins hear of each new
+   code, batched.
 5. **budget** (``gateway.limits``): a message that would start a turn past the person's
    turns-an-hour or tokens-a-day budget is answered with the limit, not run.
 6. **queue** (``gateway.router``) on the session key's lane (``gateway.turns`` runs it).
@@ -104,7 +105,7 @@ class Intake:
             log.info("dropped a redelivered update %s", message.dedup_key)
             return
         if verdict.action == "pair" and verdict.offer is not None:
-            text = self.pairing_desk.offer(message.sender, verdict.offer)
+            text = await self.pairing_desk.answer(message.sender, verdict.offer)
             if text is None:
                 await self._dismiss(message)
             await self.replies.answer_or_finish(message, key, text)

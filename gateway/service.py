@@ -17,7 +17,8 @@ has nothing queued or running.
 
 Several replicas of one gateway agree through its ``coordinator`` (``gateway.coordination``;
 by default one ``LocalCoordinator``: this process alone): the router takes each session's
-lease around its turns, intake claims each update once, the outbox shares flood waits.
+lease around its turns, intake claims each update once, the outbox shares flood waits,
+budget and pairing reminders are told once by them all.
 ``/healthz`` names the backend and says whether it answers; its waits, lost leases and errors
 go to the metrics. Whoever opened the coordinator closes it.
 
@@ -111,13 +112,16 @@ class Gateway:
         self.sessions = Sessions(
             agent, idle_s=self.settings.idle_session_s, group_scope=self.settings.group_scope
         )
-        self.budgets = Budgets(agent.archive, self.settings.limits, clock=clock)
+        self.budgets = Budgets(
+            agent.archive, self.settings.limits, clock=clock, coordinator=self.coordinator
+        )
         self.pairing_desk = PairingDesk(
             auth.pairing,
             admins=lambda: self.auth.access.admins,
             platforms=self.adapters,
             post=self.replies.private,
             clock=clock,
+            coordinator=self.coordinator,
         )
         self.commands = Commands(
             archive=agent.archive,

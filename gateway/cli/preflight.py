@@ -5,8 +5,9 @@ URLs, ids, admin entries: ``gateway.config.checks``); ``check_environment`` find
 wrong *between* the file and the world: an enabled platform whose token variable is unset,
 no model endpoint, a webhook without a public URL, an ``ops.http.listen`` the endpoint
 would refuse (``gateway.ops_http.parse_listen``), the redis coordination backend without
-its URL variable (whether Redis answers is ``mnemo run``'s and ``mnemo doctor``'s to find). It returns one line per problem, naming keys and
-variable names but never a variable's value, so its output is safe to print and log.
+its URL variable (whether Redis answers, ``mnemo run`` finds out before it connects). It
+returns one line per problem, naming keys and variable names but never a variable's value,
+so its output is safe to print and log.
 ``mnemo config check`` prints the lines; ``mnemo doctor`` runs the same function before its
 live checks.
 """

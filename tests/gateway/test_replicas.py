@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from adapters.base import RateLimited
+from gateway.config import Config
 from gateway.coordination.redis import RedisCoordinator
 from memory.archive.database import Archive
 from tests.gateway.coordination.test_redis import _closed_port
@@ -25,19 +26,32 @@ class Pair:
     b: Rig
 
 
-async def _rig(tmp_path: Path, name: str, coordinator: RedisCoordinator) -> Rig:
-    home = tmp_path / name
-    home.mkdir()
-    archive = await Archive.open(home / "state.db")
-    return Rig(home, archive, config(), coordinator=coordinator)
+async def _rig(
+    tmp_path: Path, name: str, coordinator: RedisCoordinator, cfg: Config | None = None
+) -> Rig:
+    """A replica with its own archive; the home (pairing, memory) is shared, as the
+    storage backend would share it."""
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    archive = await Archive.open(tmp_path / f"{name}.db")
+    return Rig(home, archive, cfg or config(), coordinator=coordinator)
 
 
 @pytest.fixture
-async def pair(tmp_path: Path, redis_target: RedisTarget) -> AsyncIterator[Pair]:
+def cfg(request: pytest.FixtureRequest) -> Config:
+    """The replicas' config: ``config()``, or what a test parametrises (indirect)."""
+    chosen: Config = getattr(request, "param", config())
+    return chosen
+
+
+@pytest.fixture
+async def pair(tmp_path: Path, redis_target: RedisTarget, cfg: Config) -> AsyncIterator[Pair]:
     shared = [
         RedisCoordinator.connect(redis_target.url, namespace=redis_target.prefix) for _ in range(2)
     ]
-    rigs = Pair(await _rig(tmp_path, "a", shared[0]), await _rig(tmp_path, "b", shared[1]))
+    rigs = Pair(
+        await _rig(tmp_path, "a", shared[0], cfg), await _rig(tmp_path, "b", shared[1], cfg)
+    )
     for rig in (rigs.a, rigs.b):
         await rig.gateway.start()
     try:
@@ -107,3 +121,28 @@ async def test_a_replica_whose_redis_is_gone_is_unhealthy(tmp_path: Path) -> Non
         await rig.gateway.stop()
         await rig.archive.close()
         await down.aclose()
+
+
+@pytest.mark.parametrize(
+    "cfg", [config(limits={"turns_per_hour": 1, "tokens_per_day": 0})], indirect=True
+)
+async def test_a_person_over_budget_is_told_once_by_all_replicas(pair: Pair, cfg: Config) -> None:
+    for n, rig in enumerate((pair.a, pair.b)):  # one turn in each replica's archive
+        await rig.adapter.say(f"turn {n}", update_id=f"t{n}")
+        await rig.adapter.wait_sent(1)
+    for n, rig in enumerate((pair.a, pair.b, pair.a, pair.b)):  # over budget on both
+        await rig.adapter.say(f"more {n}", update_id=f"m{n}")
+    await asyncio.sleep(0.3)
+    told = [t for t in pair.a.adapter.texts() + pair.b.adapter.texts() if "limit" in t]
+    assert len(told) == 1
+    limit = cfg.gateway.limits.turns_per_hour
+    assert told[0].startswith(f"You've reached this bot's limit of {limit} messages an hour")
+
+
+async def test_a_stranger_is_told_their_code_once_by_all_replicas(pair: Pair) -> None:
+    for n, rig in enumerate((pair.a, pair.b, pair.a, pair.b)):
+        await rig.adapter.say("hello?", user="55", update_id=f"s{n}")
+    await asyncio.sleep(0.3)
+    to_stranger = pair.a.adapter.texts("55") + pair.b.adapter.texts("55")
+    assert len(to_stranger) == 1
+    assert "pairing code" in to_stranger[0]
