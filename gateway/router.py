@@ -18,8 +18,11 @@ and keep the order their messages arrived in: the lane asks for the lease with t
 time of its oldest queued message (``since``), waiters are granted in that order, and a
 holder, before each further turn, takes only the messages that arrived before the oldest
 work waiting on another replica (``Lease.next_waiter``); with older work waiting elsewhere
-it lets go and asks again. The lane stays: it orders and merges this process's messages,
-the lease only adds the exclusion between processes.
+it lets go and asks again. Order is kept between messages further apart than a replica
+takes to join the queue (a round trip); two messages closer than that reach two replicas
+with no order between them (a platform delivers them concurrently too). The lane stays: it
+orders and merges this process's messages, the lease only adds the exclusion between
+processes.
 
 A lease lost mid-turn cancels the turn as ``cancel`` does (the person is told, the lane
 goes on): another replica may be running that chat now. A lease that cannot be taken (the

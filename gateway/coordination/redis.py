@@ -17,15 +17,19 @@ can share one Redis::
 waiting), and gets the lease only when nobody holds it and it is at the head of the queue;
 the grant sets ``lease:<key>`` with ``PX ttl`` and returns ``INCR fence``. ``since`` comes
 from each replica's clock, so the order across replicas is as good as their clocks agree
-(NTP). A waiter polls that script with a capped back-off (never a hard spin: 5 ms doubling
-to ``poll_cap_s``). A holder renews every ``ttl/3`` with a compare-and-renew script, and
-releases with compare-and-delete, so a replica never extends or releases a lease it no
-longer owns. When a renewal finds another value (the key expired and someone else took
-it), or when no renewal succeeded for ``2/3 ttl`` (Redis unreachable: by the time it answers
-again the lease may be gone), the lease is **lost**: ``Lease.lost`` turns true, ``on_lost``
-is called (the router cancels the turn) and ``leases_lost`` is counted. A replica that dies
-stops renewing, and its leases expire after the TTL; the next waiter in line gets the key
-then.
+(NTP). A waiter polls that script with a capped back-off (5 ms doubling to ``poll_cap_s``,
+at most a quarter of the TTL, so a live waiter is never taken for a dead one), and every
+release publishes the key on ``<ns>released``: one subscription per coordinator wakes the
+waiters of that key at once, so a lease passes between replicas in about a round trip; an
+expired lease (its holder died) is found by the next poll.
+
+A holder renews every ``ttl/3`` with a compare-and-renew script and releases with
+compare-and-delete, so a replica never extends or releases a lease it no longer owns. When
+a renewal finds another value (the key expired and someone else took it), or when no
+renewal succeeded for ``2/3 ttl`` (Redis unreachable: by the time it answers again the lease
+may be gone), the lease is **lost**: ``Lease.lost`` turns true, ``on_lost`` is called (the
+router cancels the turn) and ``leases_lost`` is counted. A replica that dies stops renewing,
+and its leases expire after the TTL; the next waiter in line gets the key then.
 
 **Failures** are ``CoordinationUnavailable`` (connection refused or lost, timeouts: each
 call is bounded by ``timeout_s``, so nothing hangs) or ``CoordinationError``, each counted
@@ -44,7 +48,7 @@ import logging
 import math
 import secrets
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -94,10 +98,12 @@ return 0
 _RELEASE = """
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
+local released = 0
 if redis.call('GET', KEYS[1]) == ARGV[1] then
-  return redis.call('DEL', KEYS[1])
+  released = redis.call('DEL', KEYS[1])
 end
-return 0
+redis.call('PUBLISH', ARGV[2], ARGV[3])
+return released
 """
 _HOLD = """
 local current = tonumber(redis.call('GET', KEYS[1]) or '0')
@@ -123,7 +129,7 @@ class RedisCoordinator:
         namespace: str,
         lease_ttl_s: float = 30.0,
         timeout_s: float = 2.0,
-        poll_cap_s: float = 0.05,
+        poll_cap_s: float = 0.25,
         clock: Callable[[], float] = time.time,
         events: CoordinationEvents | None = None,
     ) -> None:
@@ -146,6 +152,7 @@ class RedisCoordinator:
             )
         }
         self._renewals: set[asyncio.Task[None]] = set()
+        self._wakeups = _Wakeups(client, f"{namespace}released")
 
     @classmethod
     def connect(cls, url: str, **options: Any) -> RedisCoordinator:
@@ -191,13 +198,16 @@ class RedisCoordinator:
         try:
             began = time.monotonic()
             delay = 0.005
-            while True:
-                fence = int(await self._call("lease", self._scripts["acquire"](keys, args)))
-                if fence:
-                    granted = Lease(key, fence, on_lost=on_lost, peek=peek)
-                    break
-                await asyncio.sleep(delay)
-                delay = min(delay * 2, self.poll_cap_s)
+            with self._wakeups.watch(key) as woken:
+                while True:
+                    woken.clear()  # a release from now on cuts the next pause short
+                    fence = int(await self._call("lease", self._scripts["acquire"](keys, args)))
+                    if fence:
+                        granted = Lease(key, fence, on_lost=on_lost, peek=peek)
+                        break
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(woken.wait(), delay)
+                    delay = min(delay * 2, self.poll_cap_s)
             self.events.lease_wait(time.monotonic() - began)
             renewal = asyncio.create_task(self._renew(keys[0], me, granted), name=f"lease:{key}")
             self._renewals.add(renewal)
@@ -211,13 +221,14 @@ class RedisCoordinator:
         finally:
             # Released (or, when cancelled while waiting, our place in the queue given up),
             # even if the caller is being cancelled: a lease left behind blocks the key a TTL.
-            release = asyncio.ensure_future(self._release(keys, me))
+            release = asyncio.ensure_future(self._release(keys, me, key))
             release.add_done_callback(_retrieve)
             with contextlib.suppress(CoordinationError):
                 await asyncio.shield(release)
 
-    async def _release(self, keys: list[str], me: str) -> None:
-        await self._call("release", self._scripts["release"](keys[:3], [me]))
+    async def _release(self, keys: list[str], me: str, key: str) -> None:
+        args = [me, self._wakeups.channel, key]
+        await self._call("release", self._scripts["release"](keys[:3], args))
 
     async def _renew(self, lease_key: str, me: str, lease: Lease) -> None:
         """Renew every ttl/3; lose the lease when the key is someone else's, or when no
@@ -312,6 +323,7 @@ class RedisCoordinator:
     async def aclose(self) -> None:
         for task in list(self._renewals):
             task.cancel()
+        await self._wakeups.aclose()
         with contextlib.suppress(Exception):
             await self._client.aclose()
 
@@ -339,3 +351,59 @@ def _retrieve(task: asyncio.Future[None]) -> None:
     counted, is read here so asyncio does not report it as never retrieved."""
     if not task.cancelled():
         task.exception()
+
+
+class _Wakeups:
+    """One subscription to ``channel`` per coordinator, started when a lease is first
+    waited for and kept until ``aclose``: each key published there (a release) wakes the
+    local waiters of that key. If the subscription fails the waiters still poll; it is
+    started again on the next wait."""
+
+    def __init__(self, client: Redis, channel: str) -> None:
+        self._client = client
+        self.channel = channel
+        self._waiting: dict[str, set[asyncio.Event]] = {}
+        self._task: asyncio.Task[None] | None = None
+        self._closed = False
+
+    @contextlib.contextmanager
+    def watch(self, key: str) -> Iterator[asyncio.Event]:
+        if not self._closed and (self._task is None or self._task.done()):
+            self._task = asyncio.create_task(self._listen(), name=f"wakeups:{self.channel}")
+        event = asyncio.Event()
+        self._waiting.setdefault(key, set()).add(event)
+        try:
+            yield event
+        finally:
+            events = self._waiting.get(key)
+            if events is not None:
+                events.discard(event)
+                if not events:
+                    del self._waiting[key]
+
+    async def _listen(self) -> None:
+        pubsub = self._client.pubsub(ignore_subscribe_messages=True)
+        try:
+            await pubsub.subscribe(self.channel)
+            while not self._closed:  # a subscription is cheap, setting one up is not
+                message = await pubsub.get_message(timeout=1.0)
+                if message is None:
+                    continue
+                data = message["data"]
+                key = data.decode() if isinstance(data, bytes) else str(data)
+                for event in self._waiting.get(key, ()):
+                    event.set()
+        except Exception as exc:  # the waiters poll on; the next wait subscribes again
+            log.debug("lease wake-ups on %s stopped: %s", self.channel, type(exc).__name__)
+        finally:
+            with contextlib.suppress(Exception):
+                await pubsub.aclose()
+
+    async def aclose(self) -> None:
+        """Stop listening. Bounded: redis-py may swallow a cancellation that lands inside a
+        read, so the loop also checks ``_closed`` at each one-second turn."""
+        self._closed = True
+        task, self._task = self._task, None
+        if task is not None:
+            task.cancel()
+            await asyncio.wait({task}, timeout=2)

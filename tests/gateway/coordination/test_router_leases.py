@@ -35,6 +35,11 @@ def msg(text: str, chat: str = "1") -> InboundMessage:
 
 
 KEY = SessionKey.for_message(msg("x"))
+GAP_S = 0.025
+"""Between two messages: shorter than a turn, so both replicas queue work, and longer than a
+replica takes to join the lease's queue once a message arrives (a round trip, and a busy
+test machine's scheduling): two messages closer than that reach two replicas with no order
+between them to keep."""
 
 
 class Chat:
@@ -79,10 +84,10 @@ async def _deliver(first: Router, second: Router, pattern: str, gap_s: float) ->
 
 
 async def test_two_replicas_never_overlap_and_keep_the_order(replicas: Replicas) -> None:
-    chat = Chat()
+    chat = Chat(turn_s=0.06)
     a, b = _routers(chat, replicas.a, replicas.b)
     # faster than a turn, so both replicas queue work; runs of one replica's can merge
-    sent = await _deliver(a, b, "aaabbabbbaabababbbaa", 0.012)
+    sent = await _deliver(a, b, "aaabbabbbaabababbbaa", GAP_S)
     assert await a.drain(10)
     assert await b.drain(10)
     assert chat.overlaps == 0
@@ -95,9 +100,9 @@ async def test_two_replicas_never_overlap_and_keep_the_order(replicas: Replicas)
 async def test_two_routers_sharing_one_redis_coordinator(redis_target: RedisTarget) -> None:
     shared = redis_coordinator(redis_target)
     try:
-        chat = Chat(turn_s=0.02)
+        chat = Chat(turn_s=0.06)
         a, b = _routers(chat, shared, shared)
-        sent = await _deliver(a, b, "abababbbaaab", 0.007)
+        sent = await _deliver(a, b, "abababbbaaab", GAP_S)
         other = SessionKey.for_message(msg("y", chat="2"))
         b.submit(other, msg("elsewhere", chat="2"))  # another chat is not held up
         assert await a.drain(10)
