@@ -113,6 +113,23 @@ async def test_a_held_lease_is_renewed_past_its_ttl(redis_target: RedisTarget) -
         await other.aclose()
 
 
+async def test_a_release_wakes_the_next_replica_at_once(redis_target: RedisTarget) -> None:
+    """Polls are seconds apart here: only the published release can hand it over fast."""
+    holder = redis_coordinator(redis_target, lease_ttl_s=30, poll_cap_s=5)
+    waiter = redis_coordinator(redis_target, lease_ttl_s=30, poll_cap_s=5)
+    try:
+        released = 0.0
+        async with holder.lease("k"):
+            task = asyncio.create_task(_take(waiter, "k"))
+            await asyncio.sleep(1.5)  # the waiter is past its first polls, in a 1.3 s pause
+            released = time.monotonic()
+        await asyncio.wait_for(task, 2)
+        assert time.monotonic() - released < 0.2
+    finally:
+        await holder.aclose()
+        await waiter.aclose()
+
+
 async def test_a_waiter_that_gives_up_leaves_the_queue(redis_target: RedisTarget) -> None:
     a = redis_coordinator(redis_target)
     b = redis_coordinator(redis_target)
