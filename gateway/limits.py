@@ -18,9 +18,9 @@ recorded as handled in the delivery ledger and get no reply.
 
 With replicas (a shared ``gateway.coordination`` backend), the counts are the shared
 archive's, and what a person was told is shared too: a notice this process would give is
-given only if no replica spoke within ``remind_every_s`` (a ``claim`` per person and limit
-window), and it is the full explanation only for the first replica to tell it. A backend
-that does not answer leaves this process's own judgement.
+given only if no replica spoke to them about that budget within ``remind_every_s`` (a
+``claim``), and it is the full explanation only for the first replica to tell that limit.
+A backend that does not answer leaves this process's own judgement.
 """
 
 from __future__ import annotations
@@ -166,12 +166,13 @@ class Budgets:
         shared = self.coordinator
         if shared is None or shared.backend == "local":
             return text
-        window = f"{person}:{over.kind}:{over.resets_at:.0f}"
+        about = f"{person}:{over.kind}"
         now = self._clock()
         try:
-            if not await shared.claim(f"budget-spoke:{window}", self.remind_every_s):
+            if not await shared.claim(f"budget-spoke:{about}", self.remind_every_s):
                 return None
-            if await shared.claim(f"budget-told:{window}", max(over.resets_at - now, 1.0)):
+            told = f"budget-told:{about}:{over.resets_at:.0f}"  # this limit, until it resets
+            if await shared.claim(told, max(over.resets_at - now, 1.0)):
                 return _explanation(over, now)
         except CoordinationError as exc:  # counted; our own judgement stands
             log.debug("budget notice for %s not shared: %s", person, exc)
