@@ -5,6 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 
+import pytest
+
 from gateway.coordination import Coordinator, LocalCoordinator
 from tests.gateway.coordination.conftest import Replicas, redis_coordinator
 from tests.services import RedisTarget
@@ -96,6 +98,37 @@ async def test_waiters_are_granted_in_the_order_their_work_arrived(replicas: Rep
     gate.set()
     await asyncio.gather(holder, *waiters)
     assert order == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("holds", [False, True], ids=["waiting", "holding"])
+async def test_a_waiter_or_holder_that_gives_up_does_not_hold_up_the_next(
+    replicas: Replicas, holds: bool
+) -> None:
+    """Cancelled while waiting, or while holding the lease: the next in line gets it at
+    once, not after a TTL."""
+    got: list[str] = []
+    holding = asyncio.Event()
+
+    async def take(coordinator: Coordinator, name: str, hold: bool) -> None:
+        async with coordinator.lease("k"):
+            got.append(name)
+            if hold:
+                holding.set()
+                await asyncio.Event().wait()  # until cancelled
+
+    async with replicas.a.lease("k"):
+        quitter = asyncio.create_task(take(replicas.b, "quitter", holds))
+        await asyncio.sleep(0.05)
+        patient = asyncio.create_task(take(replicas.a, "patient", False))
+        await asyncio.sleep(0.05)
+        if not holds:
+            quitter.cancel()
+    if holds:
+        await asyncio.wait_for(holding.wait(), 0.5)
+        quitter.cancel()
+    await asyncio.wait_for(patient, 0.5)
+    assert quitter.cancelled()
+    assert got == (["quitter", "patient"] if holds else ["patient"])
 
 
 async def test_fencing_tokens_strictly_increase(replicas: Replicas) -> None:
