@@ -15,7 +15,7 @@ from adapters.base import RateLimited
 from gateway.config import Config
 from gateway.coordination.redis import RedisCoordinator
 from memory.archive.database import Archive
-from tests.gateway.coordination.test_redis import _closed_port
+from tests.gateway.coordination.conftest import closed_port
 from tests.gateway.rig import Rig, config
 from tests.services import RedisTarget
 
@@ -106,7 +106,7 @@ async def test_health_and_metrics_report_the_backend(pair: Pair) -> None:
 
 async def test_a_replica_whose_redis_is_gone_is_unhealthy(tmp_path: Path) -> None:
     down = RedisCoordinator.connect(
-        f"redis://:hunter2@127.0.0.1:{_closed_port()}/0", namespace="x:", timeout_s=0.5
+        f"redis://:hunter2@127.0.0.1:{closed_port()}/0", namespace="x:", timeout_s=0.5
     )
     rig = await _rig(tmp_path, "a", down)
     await rig.gateway.start()

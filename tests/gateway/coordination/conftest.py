@@ -3,8 +3,10 @@ backend, the one process-wide coordinator seen twice (one replica by definition)
 
 from __future__ import annotations
 
+import socket
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -56,3 +58,23 @@ async def replicas(target: RedisTarget | None) -> AsyncIterator[Replicas]:
     finally:
         await a.aclose()
         await b.aclose()
+
+
+def via(target: RedisTarget, port: int) -> str:
+    """``target``'s URL through a proxy on ``port`` (``tests.fakes.tcp_proxy``)."""
+    parts = urlsplit(target.url)
+    return parts._replace(netloc=f"127.0.0.1:{port}").geturl()
+
+
+def closed_port() -> int:
+    """A loopback port nothing listens on: Redis "down"."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port: int = probe.getsockname()[1]
+    return port  # closed again: connections to it are refused
+
+
+def upstream(target: RedisTarget) -> tuple[str, int]:
+    """Where ``target``'s Redis listens, for a proxy to forward to."""
+    parts = urlsplit(target.url)
+    return parts.hostname or "127.0.0.1", parts.port or 6379

@@ -4,9 +4,7 @@ holding a lease, a lease taken away, and Redis not answering at all."""
 from __future__ import annotations
 
 import asyncio
-import socket
 import time
-from urllib.parse import urlsplit
 
 import pytest
 from redis.asyncio import Redis
@@ -20,20 +18,14 @@ from gateway.coordination import (
 )
 from gateway.metrics import Metrics
 from tests.fakes.tcp_proxy import TcpProxy
-from tests.gateway.coordination.conftest import LEASE_TTL_S, redis_coordinator
+from tests.gateway.coordination.conftest import (
+    LEASE_TTL_S,
+    closed_port,
+    redis_coordinator,
+    upstream,
+    via,
+)
 from tests.services import RedisTarget
-
-
-def _via(target: RedisTarget, port: int) -> str:
-    parts = urlsplit(target.url)
-    return parts._replace(netloc=f"127.0.0.1:{port}").geturl()
-
-
-def _closed_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port: int = probe.getsockname()[1]
-    return port  # closed again: connections to it are refused
 
 
 async def test_a_dead_holder_loses_the_lease_after_the_ttl_and_another_goes_on(
@@ -41,9 +33,9 @@ async def test_a_dead_holder_loses_the_lease_after_the_ttl_and_another_goes_on(
 ) -> None:
     metrics = Metrics(process=False)
     other = redis_coordinator(redis_target)
-    async with TcpProxy(*_upstream(redis_target)) as link:
+    async with TcpProxy(*upstream(redis_target)) as link:
         dying = redis_coordinator(
-            redis_target, url=_via(redis_target, link.port), metrics=metrics, timeout_s=0.2
+            redis_target, url=via(redis_target, link.port), metrics=metrics, timeout_s=0.2
         )
         told = asyncio.Event()
         held = asyncio.Event()
@@ -148,7 +140,7 @@ async def test_redis_down_is_a_clear_counted_error_and_never_a_hang(
     redis_target: RedisTarget,
 ) -> None:
     metrics = Metrics(process=False)
-    url = f"redis://:sekrit-password@127.0.0.1:{_closed_port()}/0"
+    url = f"redis://:sekrit-password@127.0.0.1:{closed_port()}/0"
     down = redis_coordinator(redis_target, url=url, metrics=metrics, timeout_s=0.5)
     try:
         began = time.monotonic()
@@ -173,9 +165,9 @@ async def test_redis_down_is_a_clear_counted_error_and_never_a_hang(
 
 
 async def test_redis_lost_mid_run_fails_within_the_timeout(redis_target: RedisTarget) -> None:
-    async with TcpProxy(*_upstream(redis_target)) as link:
+    async with TcpProxy(*upstream(redis_target)) as link:
         coordinator = redis_coordinator(
-            redis_target, url=_via(redis_target, link.port), timeout_s=0.5
+            redis_target, url=via(redis_target, link.port), timeout_s=0.5
         )
         assert await coordinator.claim("update:1", 60)
         await link.cut()
@@ -194,7 +186,7 @@ async def test_open_coordinator_says_in_one_line_what_is_wrong(
         await open_coordinator("redis", environ={}, redis_url_env=env)
     with pytest.raises(CoordinationUnavailable, match="not a Redis URL"):
         await open_coordinator("redis", environ={env: "http://x"}, redis_url_env=env)
-    down = {env: f"redis://:sekrit@127.0.0.1:{_closed_port()}/0"}
+    down = {env: f"redis://:sekrit@127.0.0.1:{closed_port()}/0"}
     with pytest.raises(CoordinationUnavailable) as caught:
         await open_coordinator("redis", environ=down, redis_url_env=env)
     line = str(caught.value)
@@ -213,8 +205,3 @@ async def test_open_coordinator_says_in_one_line_what_is_wrong(
 async def _take(coordinator: Coordinator, key: str) -> None:
     async with coordinator.lease(key):
         pass
-
-
-def _upstream(target: RedisTarget) -> tuple[str, int]:
-    parts = urlsplit(target.url)
-    return parts.hostname or "127.0.0.1", parts.port or 6379

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import time
 from collections.abc import Sequence
 from datetime import UTC, datetime
 
@@ -17,8 +18,15 @@ from gateway.coordination import Coordinator
 from gateway.metrics import Metrics
 from gateway.router import Handler, Router
 from gateway.sessions import SessionKey
-from tests.gateway.coordination.conftest import Replicas, redis_coordinator
-from tests.gateway.coordination.test_redis import _closed_port
+from tests.fakes.tcp_proxy import TcpProxy
+from tests.gateway.coordination.conftest import (
+    LEASE_TTL_S,
+    Replicas,
+    closed_port,
+    redis_coordinator,
+    upstream,
+    via,
+)
 from tests.services import RedisTarget
 
 
@@ -150,11 +158,53 @@ async def test_a_lost_lease_stops_the_turn_and_the_lane_goes_on(
         await coordinator.aclose()
 
 
+async def test_a_replica_cut_off_mid_turn_stops_before_another_takes_over(
+    redis_target: RedisTarget,
+) -> None:
+    """Replica a loses its link to Redis in the middle of a long turn: it stops that turn
+    (its lease can no longer be vouched for) before replica b, once the lease has expired,
+    runs the chat's next message."""
+    moments: dict[str, float] = {}
+    started = asyncio.Event()
+
+    async def long_turn(key: SessionKey, batch: Sequence[InboundMessage]) -> None:
+        started.set()
+        await asyncio.sleep(30)
+
+    async def stopped(key: SessionKey, batch: Sequence[InboundMessage]) -> None:
+        moments["a stopped"] = time.monotonic()
+
+    async def next_turn(key: SessionKey, batch: Sequence[InboundMessage]) -> None:
+        moments["b started"] = time.monotonic()
+
+    other = redis_coordinator(redis_target)
+    async with TcpProxy(*upstream(redis_target)) as link:
+        cut_off = redis_coordinator(redis_target, url=via(redis_target, link.port), timeout_s=0.2)
+        a = Router(long_turn, on_cancel=stopped, coordinator=cut_off)
+        b = Router(next_turn, coordinator=other)
+        try:
+            a.submit(KEY, msg("long"))
+            await started.wait()
+            b.submit(KEY, msg("next"))
+            await asyncio.sleep(0.05)
+            cut_at = time.monotonic()
+            await link.cut()
+            async with asyncio.timeout(LEASE_TTL_S * 3):
+                await b.idle(KEY)
+            assert moments["a stopped"] < moments["b started"]
+            assert moments["b started"] - cut_at < LEASE_TTL_S * 1.5
+        finally:
+            await a.drain(0.5)
+            await b.drain(0.5)
+            await cut_off.aclose()
+    await other.aclose()
+
+
 async def test_no_answer_from_redis_holds_turns_back_and_the_drain_still_ends(
     redis_target: RedisTarget, caplog: pytest.LogCaptureFixture
 ) -> None:
     metrics = Metrics(process=False)
-    url = f"redis://127.0.0.1:{_closed_port()}/0"
+    url = f"redis://127.0.0.1:{closed_port()}/0"
     down = redis_coordinator(redis_target, url=url, metrics=metrics, timeout_s=0.3)
     ran: list[str] = []
 
