@@ -92,13 +92,14 @@ class Intake:
             await self._dismiss(message)
             return
         key = self.key(message)
+        if self.closing:
+            # acknowledged by the platform: keep it in the ledger so the next start tells them
+            # (unclaimed: a replica that is not stopping may still take it and answer)
+            await self._accept(message, key)
+            return
         if not await self._claim(message):
             self.metrics.redelivery()
             log.info("dropped update %s: another replica took it", message.dedup_key)
-            return
-        if self.closing:
-            # acknowledged by the platform: keep it in the ledger so the next start tells them
-            await self._accept(message, key)
             return
         if not await self._accept(message, key):
             self.metrics.redelivery()
