@@ -151,6 +151,12 @@ async def _serve(
             print(f"mnemo: error: {exc}", file=sys.stderr)
             return 1
         parts.push_async_callback(coordinator.aclose)
+        if coordinator.backend == "redis":
+            log.info(
+                "coordinating with other replicas through the Redis at %s (namespace %r)",
+                shared.redis_url_env,
+                shared.namespace,
+            )
         archive = await parts.enter_async_context(await Archive.open(paths.state_db))
         provider = await parts.enter_async_context(
             open_provider(config, archive=archive, model=model)
