@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping
 from adapters.base import Adapter
 from adapters.messages import InboundMessage
 from gateway.auth import Auth
-from gateway.ledger import Inbound, Ledger
+from gateway.ledger import DeliveryLedger, Inbound
 from gateway.limits import Budgets
 from gateway.metrics import Metrics
 from gateway.pairing import PairingDesk
@@ -49,7 +49,7 @@ class Intake:
         *,
         auth: Auth,
         adapters: Mapping[str, Adapter],
-        ledger: Ledger,
+        ledger: DeliveryLedger,
         router: Router,
         budgets: Budgets,
         pairing_desk: PairingDesk,

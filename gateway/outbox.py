@@ -49,7 +49,7 @@ from adapters.base import (
     RateLimited,
 )
 from adapters.messages import OutboundMessage
-from gateway.ledger import Ledger, OutboxRow, Outgoing
+from gateway.ledger import DeliveryLedger, OutboxRow, Outgoing
 
 __all__ = ["EDIT", "Delivery", "DeliveryPolicy", "Outbox"]
 
@@ -74,7 +74,7 @@ class DeliveryPolicy:
 class Outbox:
     def __init__(
         self,
-        ledger: Ledger,
+        ledger: DeliveryLedger,
         adapters: Mapping[str, Adapter],
         *,
         policy: DeliveryPolicy | None = None,

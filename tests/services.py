@@ -14,6 +14,7 @@ Where a service does not answer, these tests skip with one line that says how to
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 from collections.abc import AsyncIterator
@@ -22,7 +23,7 @@ from urllib.parse import quote
 
 import pytest
 
-__all__ = ["RedisTarget", "postgres_dsn", "redis_target"]
+__all__ = ["RedisTarget", "postgres_dsn", "postgres_schema", "redis_target"]
 
 POSTGRES_DSN = os.environ.get(
     "MNEMO_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test"
@@ -82,9 +83,11 @@ async def _probe_redis() -> str | None:
     return None
 
 
-@pytest.fixture
-async def postgres_dsn() -> AsyncIterator[str]:
-    """A DSN whose ``search_path`` is a fresh schema, dropped after the test."""
+@contextlib.asynccontextmanager
+async def postgres_schema() -> AsyncIterator[str]:
+    """A DSN whose ``search_path`` is a fresh schema, dropped afterwards; skips the test
+    where PostgreSQL does not answer. For fixtures that choose a backend by parameter
+    (an async fixture cannot ask for another by name); tests ask for ``postgres_dsn``."""
     why = await _postgres_answers()
     if why is not None:
         pytest.skip(f"scale-out test skipped: {why}; {HOW}")
@@ -108,6 +111,13 @@ async def postgres_dsn() -> AsyncIterator[str]:
         )
         await admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
         await admin.close()
+
+
+@pytest.fixture
+async def postgres_dsn() -> AsyncIterator[str]:
+    """A DSN whose ``search_path`` is a fresh schema, dropped after the test."""
+    async with postgres_schema() as dsn:
+        yield dsn
 
 
 @dataclass(frozen=True, slots=True)
