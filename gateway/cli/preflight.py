@@ -41,6 +41,7 @@ def check_environment(config: Config, environ: Mapping[str, str]) -> list[str]:
                 f" (the bot token; set it in the environment, never in the file)"
             )
     problems += _model(config, environ)
+    problems += _storage(config, environ)
     telegram = config.platforms.telegram
     if "telegram" in platforms and telegram.mode == "webhook" and not telegram.webhook_url:
         problems.append(
@@ -53,6 +54,23 @@ def check_environment(config: Config, environ: Mapping[str, str]) -> list[str]:
         except ValueError as exc:  # the message names ops.http.listen
             problems.append(str(exc))
     return problems
+
+
+def _storage(config: Config, environ: Mapping[str, str]) -> list[str]:
+    """With ``storage.backend: postgres``, the connection string must be in the environment
+    and look like one (never quoted back: it may carry a password)."""
+    if config.storage.backend != "postgres":
+        return []
+    variable = config.storage.postgres.dsn_env
+    dsn = environ.get(variable, "").strip()
+    if not dsn:
+        return [
+            f"storage.backend is postgres but {variable} is not set"
+            " (the connection string, e.g. postgresql://mnemo@db-host/mnemo)"
+        ]
+    if not dsn.startswith(("postgresql://", "postgres://")):
+        return [f"{variable} is not a PostgreSQL connection string (postgresql://…)"]
+    return []
 
 
 def _model(config: Config, environ: Mapping[str, str]) -> list[str]:

@@ -54,6 +54,7 @@ from gateway.config.memory import (
     ProviderOptions,
     ReviewConfig,
 )
+from gateway.config.storage import StorageConfig
 from memory import MemoryLimits, MemoryStores
 
 __all__ = [
@@ -229,6 +230,7 @@ class Config(Section):
     gateway: GatewayConfig = GatewayConfig()
     skills: SkillsConfig = SkillsConfig()
     ops: OpsConfig = OpsConfig()
+    storage: StorageConfig = StorageConfig()
 
 
 class ConfigError(Exception):

@@ -266,6 +266,19 @@ def test_webhook_mode_needs_a_public_https_url() -> None:
     assert check_environment(config(platforms={"telegram": off}), GOOD_ENV) == []
 
 
+def test_the_postgres_backend_needs_its_connection_string_never_echoed() -> None:
+    shared = config(storage={"backend": "postgres"})
+    (problem,) = check_environment(shared, GOOD_ENV)
+    assert problem.startswith("storage.backend is postgres but MNEMO_POSTGRES_DSN is not set")
+    secret = "mysql://mnemo:s3cret-Pa55@db/mnemo"
+    (problem,) = check_environment(shared, {**GOOD_ENV, "MNEMO_POSTGRES_DSN": secret})
+    assert problem.startswith("MNEMO_POSTGRES_DSN is not a PostgreSQL connection string")
+    assert "s3cret" not in problem
+    good = {**GOOD_ENV, "MNEMO_POSTGRES_DSN": "postgresql://mnemo:s3cret-Pa55@db/mnemo"}
+    assert check_environment(shared, good) == []
+    assert check_environment(config(), {**GOOD_ENV, "MNEMO_POSTGRES_DSN": "x"}) == []  # sqlite
+
+
 @pytest.mark.parametrize("listen", ["9464", ":9464", "localhost:http", "::1:9464", "h:99999"])
 def test_listen_must_be_host_and_port(listen: str) -> None:
     (problem,) = check_environment(config(ops={"http": {"listen": listen}}), GOOD_ENV)

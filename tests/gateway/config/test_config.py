@@ -92,7 +92,7 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
         (
             "memroy:\n  scope: shared\n",
             "memroy: unknown key (allowed here:"
-            " agent, compression, gateway, memory, model, ops, platforms, skills)",
+            " agent, compression, gateway, memory, model, ops, platforms, skills, storage)",
         ),
         ("memory: 5\n", "memory: expected a mapping, got an integer 5"),
         ("- just\n- a list\n", "top level: expected a mapping of sections, got a list"),
@@ -217,7 +217,7 @@ def _nested(path: str, value: object) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_the_env_fields_are_the_six_we_know() -> None:
+def test_the_env_fields_are_the_seven_we_know() -> None:
     assert _env_fields() == [
         "memory.provider_options.honcho.api_key_env",
         "memory.provider_options.mem0.api_key_env",
@@ -225,6 +225,7 @@ def test_the_env_fields_are_the_six_we_know() -> None:
         "platforms.telegram.token_env",
         "platforms.telegram.webhook_secret_env",
         "platforms.discord.token_env",
+        "storage.postgres.dsn_env",
     ]
 
 
