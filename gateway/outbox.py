@@ -36,7 +36,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -165,7 +165,11 @@ class Outbox:
     async def flush(self, platform: str | None = None) -> int:
         """Deliver every pending reply (chats concurrently, in order within a chat);
         the number delivered."""
-        rows = await self.ledger.pending(platform)
+        return await self.deliver_rows(await self.ledger.pending(platform))
+
+    async def deliver_rows(self, rows: Sequence[OutboxRow]) -> int:
+        """Deliver these stored replies (chats concurrently, in order within a chat); the
+        number delivered. Rows of a platform this gateway does not run are left pending."""
         by_chat: dict[tuple[str, str, str | None], list[OutboxRow]] = {}
         for row in rows:
             if row.platform in self.adapters:

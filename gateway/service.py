@@ -40,13 +40,14 @@ from agent_core.agent import Agent
 from gateway.auth import Access, Auth
 from gateway.commands import COMMANDS, Commands
 from gateway.intake import Intake
-from gateway.ledger import Ledger
+from gateway.ledger import DeliveryLedger, Ledger
 from gateway.limits import Budgets
 from gateway.logs import redact
 from gateway.metrics import Metrics, archive_bytes, memory_usage
 from gateway.outbox import Outbox
 from gateway.pairing import PairingDesk
 from gateway.prefetch import EarlyRecall
+from gateway.replicas import Replicated, ReplicaWatch
 from gateway.replies import Replies
 from gateway.router import Router
 from gateway.sessions import Sessions
@@ -68,8 +69,10 @@ class Gateway:
         settings: GatewaySettings | None = None,
         metrics: Metrics | None = None,
         clock: Callable[[], float] = time.time,
+        ledger: DeliveryLedger | None = None,
     ) -> None:
-        """``clock`` (unix time) measures budgets and what strangers are told of their code."""
+        """``clock`` (unix time) measures budgets and what strangers are told of their code;
+        ``ledger`` is a shared one when several replicas run (default: in the archive)."""
         self.agent = agent
         self.metrics = metrics or Metrics(platforms=adapters, process=False)  # tests' default
         self.auth = auth
@@ -77,7 +80,7 @@ class Gateway:
         for name, adapter in self.adapters.items():  # read at scrape time
             self.metrics.watch_skips(name, adapter)
         self.settings = settings or GatewaySettings()
-        self.ledger = Ledger(agent.archive)
+        self.ledger: DeliveryLedger = ledger if ledger is not None else Ledger(agent.archive)
         self.outbox = Outbox(
             self.ledger, self.adapters, max_chunks=self.settings.max_reply_messages
         )
@@ -146,6 +149,7 @@ class Gateway:
         self._running = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self._started: list[Adapter] = []
+        self.watch: ReplicaWatch | None = None  # with a ledger shared by replicas, once started
 
     # -- what adapters and the console call -----------------------------------------------
 
@@ -207,6 +211,13 @@ class Gateway:
         delivered = await self.outbox.flush()
         if delivered:
             log.info("delivered %d reply(ies) a restart had left unsent", delivered)
+        if isinstance(self.ledger, Replicated):
+            self.watch = ReplicaWatch(
+                self.ledger,
+                tell_interrupted=self.replies.restarted,
+                deliver=self.outbox.deliver_rows,
+            )
+            self._track(self.watch.run(), "watch:replicas")
 
     async def stop(self) -> None:
         """Stop intake, drain running turns, await background work, flush, disconnect. The
@@ -227,6 +238,8 @@ class Gateway:
             await self._await_tasks(self.settings.drain_timeout_s)
             self.pairing_desk.notices.close()
             await self.outbox.flush()
+            if isinstance(self.ledger, Replicated):
+                await self.ledger.leave()  # what is left is the others' to take, at once
         finally:
             for adapter in reversed(self._started):
                 try:

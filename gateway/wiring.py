@@ -15,6 +15,7 @@ from agent_core.models.scripted import ScriptedModel, echo
 from agent_core.recall import Recall
 from gateway.auth import Access, Auth, PairingStore
 from gateway.config import Config, ConfigError, Paths, PlatformConfig, memory_stores
+from gateway.ledger import DeliveryLedger
 from gateway.limits import Limits
 from gateway.logs import redact
 from gateway.metrics import Metrics
@@ -168,12 +169,14 @@ def build_gateway(
     rules: Access | None = None,
     settings: GatewaySettings | None = None,
     provider: Provider | None = None,
+    ledger: DeliveryLedger | None = None,
 ) -> Gateway:
     """The whole gateway from one config: what `mnemo run` starts and what tests drive
     (``clock``, unix time: pairing codes, what strangers are told, budgets). ``rules`` and
     ``settings`` replace what the config says (``mnemo chat`` admits its console person
     and always tells of saved memory); ``provider`` is the memory provider beside the
-    built-in memory, its calls counted in the gateway's metrics."""
+    built-in memory, its calls counted in the gateway's metrics; ``ledger`` one shared by
+    replicas (default: the archive's)."""
     metrics = Metrics(platforms=adapters)  # with the process_* series (memory, fds)
     recall = (
         None
@@ -190,4 +193,5 @@ def build_gateway(
         settings=settings or gateway_settings(config),
         metrics=metrics,
         clock=clock,
+        ledger=ledger,
     )
