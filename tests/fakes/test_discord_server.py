@@ -455,21 +455,23 @@ async def _identify(dc: FakeDiscord, shard: Any) -> tuple[list[dict[str, Any]], 
     """IDENTIFY on a raw socket (no compression) with ``shard`` (``None``: leave it out);
     the frames received before the fake went quiet for 0.3 s, and the close code."""
     frames: list[dict[str, Any]] = []
-    async with aiohttp.ClientSession() as session:
-        async with session.ws_connect(dc.gateway_url + "?v=10&encoding=json") as ws:
-            frames.append(json.loads((await ws.receive(timeout=5)).data))  # HELLO
-            identify: dict[str, Any] = {"token": TOKEN, "intents": 1}
-            if shard is not None:
-                identify["shard"] = shard
-            await ws.send_str(json.dumps({"op": 2, "d": identify}))
-            while True:
-                try:
-                    msg = await ws.receive(timeout=0.3)
-                except TimeoutError:
-                    return frames, None
-                if msg.type is not aiohttp.WSMsgType.TEXT:
-                    return frames, ws.close_code
-                frames.append(json.loads(msg.data))
+    async with (
+        aiohttp.ClientSession() as session,
+        session.ws_connect(dc.gateway_url + "?v=10&encoding=json") as ws,
+    ):
+        frames.append(json.loads((await ws.receive(timeout=5)).data))  # HELLO
+        identify: dict[str, Any] = {"token": TOKEN, "intents": 1}
+        if shard is not None:
+            identify["shard"] = shard
+        await ws.send_str(json.dumps({"op": 2, "d": identify}))
+        while True:
+            try:
+                msg = await ws.receive(timeout=0.3)
+            except TimeoutError:
+                return frames, None
+            if msg.type is not aiohttp.WSMsgType.TEXT:
+                return frames, ws.close_code
+            frames.append(json.loads(msg.data))
 
 
 async def test_a_shard_gets_only_its_guilds_and_a_bad_shard_is_closed_4010(
