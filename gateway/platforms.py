@@ -50,7 +50,7 @@ def _check_telegram(section: TelegramConfig, environ: Mapping[str, str]) -> list
             "platforms.telegram.mode is webhook but platforms.telegram.webhook_url is empty"
             " (the public HTTPS URL Telegram posts to; or use mode: polling)"
         )
-    from adapters.telegram.webhook import valid_secret
+    from adapters.telegram import valid_secret
 
     variable = section.webhook_secret_env
     if not environ.get(variable):
