@@ -78,6 +78,7 @@ def _telegram(section: TelegramConfig, token: str, environ: Mapping[str, str]) -
         webhook_url=section.webhook_url,
         webhook_listen=section.webhook_listen,
         webhook_port=section.webhook_port,
+        webhook_max_connections=section.webhook_max_connections,
         webhook_secret=environ.get(section.webhook_secret_env) or None,
         # ``check`` (below) refuses webhook mode without a valid secret before this runs
     )

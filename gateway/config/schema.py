@@ -151,6 +151,9 @@ class TelegramConfig(PlatformConfig):
     """Address the webhook listener binds (put a TLS reverse proxy in front)."""
     webhook_port: int = Field(default=8443, ge=0, lt=65536)
     """Port the webhook listener binds (0: any free port, logged at start)."""
+    webhook_max_connections: int = Field(default=40, ge=1, le=100)
+    """Connections Telegram may open to the webhook at once (setWebhook's max_connections;
+    shared by all replicas behind one URL)."""
     webhook_secret_env: EnvName = "TELEGRAM_WEBHOOK_SECRET"  # noqa: S105
     """Environment variable holding the webhook secret token (required in webhook mode;
     checked on every post)."""

@@ -78,7 +78,8 @@ async def test_two_webhook_replicas_each_answer_what_is_posted_to_them(
     from tests.e2e.telegram_driver import TelegramDriver
 
     environ = {"TELEGRAM_BOT_TOKEN": DEFAULT_TOKEN, "TELEGRAM_WEBHOOK_SECRET": SECRET}
-    hook = {"mode": "webhook", "webhook_url": HOOK, "webhook_port": 0}
+    hook = {"mode": "webhook", "webhook_url": HOOK, "webhook_port": 0,
+            "webhook_max_connections": 80}  # fmt: skip
     async with FakeBotAPI() as api, AsyncExitStack() as stack:
         driver = TelegramDriver(api)
         replicas = [
@@ -88,6 +89,8 @@ async def test_two_webhook_replicas_each_answer_what_is_posted_to_them(
         calls: list[Call] = api.calls_of("setWebhook")
         assert [c.params["secret_token"] for c in calls] == [SECRET, SECRET]
         assert all(c.params["url"] == HOOK for c in calls)
+        assert all(c.params["max_connections"] == 80 for c in calls)
+        assert all(c.params["allowed_updates"] == ["message", "callback_query"] for c in calls)
         sent = {ALICE: ["hello from alice", "and again"], BOB: ["hello from bob", "bob again"]}
         async with aiohttp.ClientSession() as session:
             n = 0
