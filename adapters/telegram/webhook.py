@@ -141,8 +141,8 @@ class Listener:
             self._app = None
 
     def _refuse(self, reason: Refusal, status: int, request: web.Request) -> web.Response:
-        """Count a refused post; log the first and each 10th, 100th, 1000th ... of a reason,
-        naming the reason and the peer, never a header or the body."""
+        """Count a refused post; log the 1st, 10th, 100th, 1000th ... of each reason, naming
+        the reason and the peer, never a header or the body."""
         count = self._refused[reason] = self._refused[reason] + 1
         if str(count).rstrip("0") == "1":
             _LOGGER.warning(
@@ -162,7 +162,7 @@ class Listener:
             return self._refuse("content_type", 403, request)
         try:
             data = json.loads(await request.read())
-        except ValueError:  # not JSON, or not UTF-8 (UnicodeDecodeError is one)
+        except (ValueError, RecursionError):  # not JSON, not UTF-8, or nested past Python
             return self._refuse("body", 400, request)
         try:
             update = updates.read(data, app.bot)

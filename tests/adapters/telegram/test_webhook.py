@@ -136,8 +136,9 @@ async def test_only_json_with_the_secret_reaches_the_application(
         assert await post(hook.port, body, SIGNED | {"Content-Type": "text/plain"}) == 403
         assert await post(hook.port, "{", SIGNED) == 400
         assert await post(hook.port, b"\xff\xfe{}", SIGNED) == 400  # not UTF-8
+        assert await post(hook.port, "[" * 200_000, SIGNED) == 400  # deeper than json can go
         assert queue.empty()
-        assert hook.refused == {"secret": 7, "content_type": 1, "body": 2}
+        assert hook.refused == {"secret": 7, "content_type": 1, "body": 3}
         assert await post(hook.port, body, SIGNED) == 200
         update = await asyncio.wait_for(queue.get(), 3)
         assert update.message is not None and update.message.text == "hello"
