@@ -35,6 +35,8 @@ Metric names (counters get ``_total`` in the exposition)::
     mnemo_redeliveries_total                  updates dropped as already answered
     mnemo_limited_total{platform,limit}       messages not run: over a budget (turns | tokens)
     mnemo_updates_skipped_total{platform,reason}  updates skipped: unparsable | unnormalisable
+    mnemo_webhook_refused_total{platform,reason}  webhook posts refused: secret |
+                                              content_type | body (``watch_refused``)
     mnemo_memory_chars_max{file}              file: MEMORY.md | USER.md
     mnemo_memory_chars_sum{file}
     mnemo_memory_stores
@@ -51,7 +53,7 @@ import functools
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, ParamSpec, Protocol, get_args
+from typing import TYPE_CHECKING, Literal, ParamSpec, Protocol, get_args, runtime_checkable
 
 from prometheus_client import (
     CollectorRegistry,
@@ -79,6 +81,7 @@ __all__ = [
     "TURN_BUCKETS",
     "Metrics",
     "Outcome",
+    "RefusalSource",
     "SkipSource",
     "archive_bytes",
     "memory_usage",
@@ -104,6 +107,15 @@ class SkipSource(Protocol):
 
     @property
     def skipped(self) -> Mapping[SkipReason, int]: ...
+
+
+@runtime_checkable
+class RefusalSource(Protocol):
+    """What ``watch_refused`` reads: a webhook adapter's posts refused, by reason (the
+    Telegram adapter has it; ``Gateway`` watches every adapter that does)."""
+
+    @property
+    def webhook_refused(self) -> Mapping[str, int]: ...
 
 
 def _never_raises(method: Callable[_P, None]) -> Callable[_P, None]:
@@ -146,6 +158,30 @@ class _Skipped(Collector):
                 counts = self._last.get(platform, {})
             for reason in SKIP_REASONS:
                 family.add_metric([platform, reason], max(0, counts.get(reason, 0)))
+        yield family
+
+
+class _Refused(Collector):
+    """``mnemo_webhook_refused_total``, read from each webhook adapter when collected."""
+
+    def __init__(self) -> None:
+        self.sources: dict[str, RefusalSource] = {}
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily(
+            "mnemo_webhook_refused",
+            "Webhook posts refused: a missing or wrong secret token (secret), not JSON by "
+            "its content type (content_type) or its body (body).",
+            labels=["platform", "reason"],
+        )
+        for platform, source in sorted(self.sources.items()):
+            try:
+                counts = dict(source.webhook_refused)
+            except Exception:  # never break a scrape
+                log.warning("metrics: reading the webhook refusals of %s failed", platform)
+                continue
+            for reason, count in sorted(counts.items()):
+                family.add_metric([platform, reason], max(0, count))
         yield family
 
 
@@ -245,6 +281,8 @@ class Metrics:
         )
         self._skipped = _Skipped()
         reg.register(self._skipped)
+        self._refused = _Refused()
+        reg.register(self._refused)
         for kind in ("prompt", "cached", "completion"):
             self._tokens.labels(kind=kind)
         for result in ("saved", "nothing"):
@@ -318,6 +356,11 @@ class Metrics:
         """Export ``source.skipped`` (an adapter's: reason -> updates skipped since it was
         made) as ``mnemo_updates_skipped_total{platform,reason}``, read at each scrape."""
         self._skipped.sources[platform] = source
+
+    def watch_refused(self, platform: str, source: RefusalSource) -> None:
+        """Export ``source.webhook_refused`` as ``mnemo_webhook_refused_total{platform,
+        reason}``, read at each scrape."""
+        self._refused.sources[platform] = source
 
     def value(self, name: str, **labels: str) -> float:
         """A sample's current value (0 when it has none yet): for /admin stats and tests,

@@ -43,7 +43,7 @@ from gateway.intake import Intake
 from gateway.ledger import DeliveryLedger, Ledger
 from gateway.limits import Budgets
 from gateway.logs import redact
-from gateway.metrics import Metrics, archive_bytes, memory_usage
+from gateway.metrics import Metrics, RefusalSource, archive_bytes, memory_usage
 from gateway.outbox import Outbox
 from gateway.pairing import PairingDesk
 from gateway.prefetch import EarlyRecall
@@ -79,6 +79,8 @@ class Gateway:
         self.adapters = dict(adapters)
         for name, adapter in self.adapters.items():  # read at scrape time
             self.metrics.watch_skips(name, adapter)
+            if isinstance(adapter, RefusalSource):  # a webhook (Telegram)
+                self.metrics.watch_refused(name, adapter)
         self.settings = settings or GatewaySettings()
         self.ledger: DeliveryLedger = ledger if ledger is not None else Ledger(agent.archive)
         self.outbox = Outbox(

@@ -3,7 +3,8 @@
 The loader already rejects what is wrong *inside* the file (unknown keys, types, ranges,
 URLs, ids, admin entries: ``gateway.config.checks``); ``check_environment`` finds what is
 wrong *between* the file and the world: an enabled platform whose token variable is unset,
-no model endpoint, a webhook without a public URL, an ``ops.http.listen`` the endpoint
+no model endpoint, what the platform's own ``check`` finds (``gateway.platforms``: a
+webhook without a public URL or without its secret), an ``ops.http.listen`` the endpoint
 would refuse (``gateway.ops_http.parse_listen``). It returns one line per problem, naming keys and
 variable names but never a variable's value, so its output is safe to print and log.
 ``mnemo config check`` prints the lines; ``mnemo doctor`` runs the same function before its
@@ -16,6 +17,7 @@ from collections.abc import Mapping
 
 from gateway.config import Config
 from gateway.ops_http import parse_listen
+from gateway.platforms import PLATFORMS
 
 __all__ = ["check_environment", "enabled_platforms"]
 
@@ -42,12 +44,8 @@ def check_environment(config: Config, environ: Mapping[str, str]) -> list[str]:
             )
     problems += _model(config, environ)
     problems += _storage(config, environ)
-    telegram = config.platforms.telegram
-    if "telegram" in platforms and telegram.mode == "webhook" and not telegram.webhook_url:
-        problems.append(
-            "platforms.telegram.mode is webhook but platforms.telegram.webhook_url is empty"
-            " (the public HTTPS URL Telegram posts to; or use mode: polling)"
-        )
+    for name in platforms:
+        problems += PLATFORMS[name].check(getattr(config.platforms, name), environ)
     if config.ops.http.listen is not None:
         try:
             parse_listen(config.ops.http.listen)

@@ -2,9 +2,16 @@
 
 ``mnemo run`` starts every enabled platform of ``platforms.*`` plus the agent, and runs until
 SIGTERM or SIGINT; then it drains (``gateway.drain_timeout_s``) and exits 0. Before anything
-connects, every enabled platform's token must be in the environment: a missing one is a
-single line naming the variable (exit 2). Tokens and the API key are redacted from every log
-line (``gateway.logs``).
+connects, every enabled platform's token must be in the environment and what its ``check``
+asks must hold (``gateway.platforms``: a Telegram webhook needs its public URL and its
+secret): each problem is a single line naming the variable (exit 2). Tokens, the webhook
+secret and the API key are redacted from every log line (``gateway.logs``).
+
+``mnemo run --polling`` runs Telegram with long polling for this run, whatever
+``platforms.telegram.mode`` says (a webhook replica taken out to debug it, say): the adapter
+calls deleteWebhook before its first getUpdates, since Telegram refuses getUpdates with 409
+Conflict while a webhook is set. That removes the webhook for every replica: the others
+receive nothing until one of them starts again in webhook mode (setWebhook).
 
 Adapters are made from one table keyed by the YAML section name
 (``gateway.platforms.PLATFORMS``), so a new platform is one entry there and one config section.
@@ -38,7 +45,7 @@ if TYPE_CHECKING:
     from adapters.base import Adapter
     from gateway.service import Gateway
 
-__all__ = ["adapters_for", "register"]
+__all__ = ["adapters_for", "forced_polling", "register"]
 
 log = logging.getLogger("mnemo")
 
@@ -46,11 +53,25 @@ log = logging.getLogger("mnemo")
 def register(commands: Any) -> None:
     run = add_command(commands, "run")
     run.add_argument("--verbose", action="store_true", help="debug logging")
+    run.add_argument(
+        "--polling",
+        action="store_true",
+        help="Telegram: poll for this run whatever platforms.telegram.mode says"
+        " (deletes the webhook first)",
+    )
     run.set_defaults(handler=_run)
 
 
+def forced_polling(config: Config) -> Config:
+    """``config`` with Telegram in polling mode (``mnemo run --polling``)."""
+    telegram = config.platforms.telegram.model_copy(update={"mode": "polling"})
+    platforms = config.platforms.model_copy(update={"telegram": telegram})
+    return config.model_copy(update={"platforms": platforms})
+
+
 def adapters_for(config: Config, environ: Mapping[str, str]) -> dict[str, Adapter]:
-    """One adapter per enabled platform; ``UsageError`` names a missing token's variable."""
+    """One adapter per enabled platform; ``UsageError`` names a missing token's variable and
+    every problem the platform's ``check`` finds."""
     made: dict[str, Adapter] = {}
     missing = []
     for name, platform in PLATFORMS.items():
@@ -58,10 +79,12 @@ def adapters_for(config: Config, environ: Mapping[str, str]) -> dict[str, Adapte
         if not section.enabled:
             continue
         token = environ.get(section.token_env, "").strip()
+        problems = platform.check(section, environ)
         if not token:
             missing.append(f"platforms.{name} is enabled but {section.token_env} is not set")
-            continue
-        made[name] = platform.adapter(section, token, environ)
+        missing += problems
+        if token and not problems:
+            made[name] = platform.adapter(section, token, environ)
     if missing:
         raise UsageError("; ".join(missing))
     if not made:
@@ -75,6 +98,8 @@ def adapters_for(config: Config, environ: Mapping[str, str]) -> dict[str, Adapte
 
 def _run(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     environ = dict(os.environ)
+    if args.polling:
+        config = forced_polling(config)
     adapters = adapters_for(config, environ)
     if config.ops.http.listen:
         try:
