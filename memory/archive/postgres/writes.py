@@ -1,0 +1,100 @@
+"""What the PostgreSQL archive's writes share (``PgArchive`` and the JSONL import): the
+message row, participants, CJK grams, and text made storable (no NUL in ``text``)."""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Sequence
+
+import asyncpg
+
+from memory.archive.cjk import grams
+from memory.archive.records import ArchiveError, NewMessage, SessionSpec
+
+__all__ = [
+    "INSERT_MESSAGE",
+    "Connection",
+    "clean",
+    "ensure_session",
+    "gram_list",
+    "join",
+    "message_params",
+]
+
+Connection = asyncpg.Connection | asyncpg.pool.PoolConnectionProxy
+INSERT_MESSAGE = (
+    "INSERT INTO messages (session_id, role, speaker, content, tool_calls, tool_call_id,"
+    " tool_name, created_at, prompt_tokens, completion_tokens, cached_tokens, external_id)"
+    " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12) RETURNING id, search_text"
+)
+
+
+def clean(text: str | None) -> str | None:
+    """PostgreSQL's ``text`` holds no NUL character (SQLite's does): it is stored as U+FFFD."""
+    return text.replace("\x00", "\ufffd") if text is not None and "\x00" in text else text
+
+
+def gram_list(text: str | None) -> list[str] | None:
+    """The CJK grams of ``text`` (``memory.archive.cjk.grams``) as the ``grams`` array."""
+    found = grams(text)
+    return None if found is None else found.split(" ")
+
+
+async def join(db: Connection, session_id: str, people: Sequence[str]) -> None:
+    """Add participants (the session must exist; raises ``ArchiveError`` otherwise)."""
+    if await db.fetchval("SELECT 1 FROM sessions WHERE id = $1", session_id) is None:
+        raise ArchiveError(f"session {session_id!r} does not exist")
+    if people:
+        await db.execute(
+            "INSERT INTO session_people (session_id, person) SELECT $1, unnest($2::text[])"
+            " ON CONFLICT DO NOTHING",
+            session_id,
+            [clean(person) for person in people],
+        )
+
+
+def message_params(session_id: str, message: NewMessage, now: float) -> tuple[object, ...]:
+    calls = json.dumps(list(message.tool_calls), ensure_ascii=False) if message.tool_calls else None
+    return (
+        session_id,
+        message.role,
+        clean(message.speaker),
+        clean(message.content),
+        calls,
+        clean(message.tool_call_id),
+        clean(message.tool_name),
+        message.created_at if message.created_at is not None else now,
+        message.prompt_tokens,
+        message.completion_tokens,
+        message.cached_tokens,
+        clean(message.external_id),
+    )
+
+
+async def ensure_session(db: Connection, spec: SessionSpec) -> None:
+    """Create the session row if it is new (``ON CONFLICT DO NOTHING``), record its people."""
+    started = spec.started_at if spec.started_at is not None else time.time()
+    root = spec.id
+    if spec.parent_id is not None:
+        found = await db.fetchval("SELECT root_id FROM sessions WHERE id = $1", spec.parent_id)
+        if found is None:
+            raise ArchiveError(f"parent session {spec.parent_id!r} does not exist")
+        root = found
+    await db.execute(
+        "INSERT INTO sessions (id, parent_id, root_id, session_key, platform, chat_id,"
+        " chat_type, thread_id, title, started_at, last_active_at, system_prompt)"
+        " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$10,$11) ON CONFLICT (id) DO NOTHING",
+        spec.id,
+        spec.parent_id,
+        root,
+        spec.session_key,
+        spec.platform,
+        spec.chat_id,
+        spec.chat_type,
+        spec.thread_id,
+        clean(spec.title),
+        started,
+        clean(spec.system_prompt),
+    )
+    await join(db, spec.id, spec.people)

@@ -1,0 +1,47 @@
+"""The archive on both backends: ``store`` is a real SQLite file or a real PostgreSQL schema
+(``tests.services.postgres_dsn``, skipped where PostgreSQL does not answer), so that one set
+of behavioural tests holds both to the same contract (``memory.archive.store``)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memory.archive.database import Archive
+from memory.archive.search import Searcher
+from memory.archive.store import ArchiveStore
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str | None:
+    """None for SQLite; for PostgreSQL the DSN of a fresh schema (or the test skips)."""
+    if request.param == "sqlite":
+        return None
+    dsn: str = request.getfixturevalue("postgres_dsn")
+    return dsn
+
+
+@pytest.fixture
+async def store(backend: str | None, tmp_path: Path) -> AsyncIterator[ArchiveStore]:
+    """An empty archive on each backend."""
+    if backend is None:
+        async with await Archive.open(tmp_path / "state.db") as archive:
+            yield archive
+        return
+    from memory.archive.postgres import PgArchive
+
+    async with await PgArchive.open(backend) as pg:
+        yield pg
+
+
+def searcher_of(archive: ArchiveStore, **options: Any) -> Searcher:
+    """The archive's searcher: SQLite's indexes or PostgreSQL's under the same ``Searcher``."""
+    if isinstance(archive, Archive):
+        return Searcher(archive, **options)
+    from memory.archive.postgres import PgArchive, pg_searcher
+
+    assert isinstance(archive, PgArchive)
+    return pg_searcher(archive, **options)
