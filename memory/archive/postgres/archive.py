@@ -104,8 +104,9 @@ class PgArchive:
         await self.close()
 
     async def fetch(self, sql: str, *args: object) -> list[asyncpg.Record]:
-        """A read, under the task's read deadline."""
-        return list(await self.pool.fetch(sql, *args, timeout=deadline()))
+        """A read, under the task's read deadline; text arguments cannot carry a NUL."""
+        clean_args = [clean(a) if isinstance(a, str) else a for a in args]
+        return list(await self.pool.fetch(sql, *clean_args, timeout=deadline()))
 
     # -- writing --------------------------------------------------------------------------
 
@@ -230,10 +231,8 @@ class PgArchive:
         return session_from_row(tuple(rows[0])) if rows else None
 
     async def system_prompt(self, session_id: str) -> str | None:
-        value = await self.pool.fetchval(
-            "SELECT system_prompt FROM sessions WHERE id = $1", session_id, timeout=deadline()
-        )
-        return None if value is None else str(value)
+        rows = await self.fetch("SELECT system_prompt FROM sessions WHERE id = $1", session_id)
+        return rows[0][0] if rows else None
 
     async def sessions(
         self, *, viewer: str | None, limit: int = 20, exclude: str | None = None

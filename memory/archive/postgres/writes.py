@@ -42,8 +42,11 @@ def gram_list(text: str | None) -> list[str] | None:
 
 
 async def join(db: Connection, session_id: str, people: Sequence[str]) -> None:
-    """Add participants (the session must exist; raises ``ArchiveError`` otherwise)."""
-    if await db.fetchval("SELECT 1 FROM sessions WHERE id = $1", session_id) is None:
+    """Add participants (the session must exist; raises ``ArchiveError`` otherwise). The
+    session row stays locked to the end of the transaction: exchanges written into one
+    session at once (two replicas) follow one another, so its message ids keep its order."""
+    found = await db.fetchval("SELECT 1 FROM sessions WHERE id = $1 FOR UPDATE", session_id)
+    if found is None:
         raise ArchiveError(f"session {session_id!r} does not exist")
     if people:
         await db.execute(
