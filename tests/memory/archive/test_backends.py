@@ -166,3 +166,15 @@ async def test_import_export_round_trip(store: ArchiveStore) -> None:
     back = await store.import_records(json.dumps(r) for r in exported)
     assert (back.imported, back.skipped_duplicates) == (0, 3)
     assert await store.check() == []
+
+
+async def test_the_header_line_is_left_out_of_the_index_but_the_name(store: ArchiveStore) -> None:
+    """``[2026-11-30 09:30 UTC · Tom Hardy]``: the speaker's name is searchable, the date and
+    time (the message's ``created_at``) are not, and tool output counts to 8,192 chars."""
+    await make_session(store, "g", "p1", chat_type="group")
+    await say(store, "g", "p1", "[2026-11-30 09:30 UTC · Tom Hardy]\nthe ferry leaves at noon")
+    search = searcher_of(store)
+    for query in ("Hardy", "ferry noon", "Tom ferry"):
+        assert len((await search.find(query, viewer="p1"))[0]) == 1, query
+    for query in ("UTC", "09:30", "2026-11-30"):
+        assert (await search.find(query, viewer="p1"))[0] == [], query
