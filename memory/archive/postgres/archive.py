@@ -267,13 +267,15 @@ class PgArchive:
 
     async def usage_since(self, since: float, *, viewer: str | None = None) -> dict[str, int]:
         """Turns (user messages) and model tokens recorded since ``since`` (unix time)."""
-        scope = " AND " + VISIBLE.format(column="session_id", param="$2") if viewer else ""
+        scope = (
+            " AND " + VISIBLE.format(column="session_id", param="$2") if viewer is not None else ""
+        )
         (row,) = await self.fetch(
             "SELECT count(*) FILTER (WHERE role = 'user'), coalesce(sum(prompt_tokens), 0),"
             " coalesce(sum(completion_tokens), 0), coalesce(sum(cached_tokens), 0)"
             f" FROM messages WHERE created_at >= $1{scope}",
             since,
-            *([viewer] if viewer else []),
+            *([viewer] if viewer is not None else []),
         )
         return {"turns": row[0], "prompt": row[1], "completion": row[2], "cached": row[3]}
 

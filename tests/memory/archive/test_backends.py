@@ -178,3 +178,19 @@ async def test_the_header_line_is_left_out_of_the_index_but_the_name(store: Arch
         assert len((await search.find(query, viewer="p1"))[0]) == 1, query
     for query in ("UTC", "09:30", "2026-11-30"):
         assert (await search.find(query, viewer="p1"))[0] == [], query
+
+
+async def test_an_empty_viewer_is_a_person_who_took_part_in_nothing(two: ArchiveStore) -> None:
+    """Only None is the operator: a falsy viewer must not drop the scope anywhere."""
+    assert (await searcher_of(two).find("lighthouse", viewer=""))[0] == []
+    assert (await searcher_of(two).discover("lighthouse", viewer="")).results == ()
+    assert await two.sessions(viewer="") == []
+    assert await two.get_session("mine", viewer="") is None
+    assert await two.messages("mine", viewer="") == []
+    assert await two.usage_since(0, viewer="") == {
+        "turns": 0,
+        "prompt": 0,
+        "completion": 0,
+        "cached": 0,
+    }
+    assert [r async for r in two.export_records(viewer="")] == []
