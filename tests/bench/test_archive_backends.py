@@ -7,11 +7,12 @@ import asyncio
 import gc
 from collections.abc import Iterator
 
-import asyncpg
 import pytest
 
 from bench.archive_backends import main
 from tests.services import POSTGRES_DSN
+
+asyncpg = pytest.importorskip("asyncpg", reason="the postgres extra is not installed")
 
 
 @pytest.fixture

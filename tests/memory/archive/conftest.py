@@ -6,13 +6,17 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
 from memory.archive.database import Archive
+from memory.archive.indexes import Indexes
 from memory.archive.search import Searcher
-from memory.archive.store import ArchiveStore
+from memory.archive.store import ArchiveStore, SearchIndexes, SessionSearch
+
+if TYPE_CHECKING:
+    from memory.archive.postgres import PgArchive, PgIndexes
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -45,3 +49,11 @@ def searcher_of(archive: ArchiveStore, **options: Any) -> Searcher:
 
     assert isinstance(archive, PgArchive)
     return pg_searcher(archive, **options)
+
+
+def _both_satisfy_the_seam(
+    archive: Archive, pg: PgArchive, search: Searcher, indexes: Indexes, pg_indexes: PgIndexes
+) -> tuple[ArchiveStore, ArchiveStore, SessionSearch, SearchIndexes, SearchIndexes]:
+    """Never called: mypy proves here that both backends (and the one ``Searcher``) are what
+    ``memory.archive.store`` says the callers may rely on."""
+    return archive, pg, search, indexes, pg_indexes

@@ -9,14 +9,15 @@ import asyncio
 import subprocess
 import sys
 
-import asyncpg
 import pytest
 
-from memory.archive.connections import read_deadline
-from memory.archive.migrations import MigrationError
-from memory.archive.postgres import MIGRATIONS, PgArchive, migrate, pg_searcher
-from memory.archive.records import NewMessage
-from tests.memory.conftest import make_session, say
+asyncpg = pytest.importorskip("asyncpg", reason="the postgres extra is not installed")
+
+from memory.archive.connections import read_deadline  # noqa: E402
+from memory.archive.migrations import MigrationError  # noqa: E402
+from memory.archive.postgres import MIGRATIONS, PgArchive, migrate, pg_searcher  # noqa: E402
+from memory.archive.records import NewMessage  # noqa: E402
+from tests.memory.conftest import make_session, say  # noqa: E402
 
 
 async def _recorded(dsn: str) -> list[str]:
