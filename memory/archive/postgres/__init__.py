@@ -16,8 +16,13 @@ The contract is SQLite's (``memory.archive.store``), tested on both by one suite
   number for number. Snippets are ``ts_headline`` with ``[`` ``]`` around the matches.
 * Words: the ``english`` configuration (Snowball stemming, which joins at least the forms
   Porter does; English stop words are left out of the index and of queries, which
-  ``parse_query`` drops anyway). Diacritics are kept (``café`` is not ``cafe``): folding
-  them needs the ``unaccent`` extension and a wrapper to be usable in a generated column.
+  ``parse_query`` drops anyway). Names and numbers go through the same configuration (a
+  name is stemmed alike in the text and in the query, numbers stay whole): a second
+  ``simple`` vector would double the index for what the substring step already finds.
+  Diacritics are kept (``café`` is not ``cafe``): folding them needs the ``unaccent``
+  extension and an immutable wrapper to be usable in a generated column.
+* Several replicas write at once: an exchange locks its session's row for its transaction,
+  so exchanges into one session follow one another and its message ids keep its order.
 * Substrings: ``pg_trgm`` with ``ILIKE`` (case folded beyond ASCII, unlike SQLite's LIKE).
   A 1- or 2-character CJK term has no trigram: the ``grams`` array (``memory.archive.cjk``,
   the same grams as SQLite's ``messages_cjk``) under GIN serves it.
