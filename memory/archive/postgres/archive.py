@@ -22,7 +22,7 @@ from memory.archive.connections import READ_DEADLINE
 from memory.archive.postgres.schema import migrate
 from memory.archive.postgres.transfer import import_records
 from memory.archive.postgres.writes import (
-    INSERT_MESSAGE,
+    INSERT_EXCHANGE,
     clean,
     ensure_session,
     gram_list,
@@ -143,26 +143,21 @@ class PgArchive:
         self, session_id: str, messages: Sequence[NewMessage], people: Sequence[str]
     ) -> list[int]:
         now = time.time()
+        first_user = next((m.content for m in messages if m.role == "user"), None)
+        rows = [message_params(session_id, message, now) for message in messages]
+        columns: list[object] = [list(column) for column in zip(*rows, strict=True)]
         async with self.pool.acquire() as db, db.transaction():
             await join(db, session_id, people)
-            ids: list[int] = []
-            for message in messages:
-                row = await db.fetchrow(INSERT_MESSAGE, *message_params(session_id, message, now))
-                assert row is not None
-                ids.append(row[0])
-                if has_cjk(message.content):
-                    await db.execute(
-                        "UPDATE messages SET grams = $2 WHERE id = $1", row[0], gram_list(row[1])
-                    )
-            first_user = next((m.content for m in messages if m.role == "user"), None)
-            await db.execute(
-                "UPDATE sessions SET last_active_at = greatest(last_active_at, $2),"
-                " message_count = message_count + $3, title = coalesce(title, $4) WHERE id = $1",
-                session_id,
+            inserted = await db.fetch(
+                INSERT_EXCHANGE,
+                *columns,
                 max(m.created_at or now for m in messages),
-                len(messages),
                 clean(title_of(first_user)),
             )
+            grams = [(row[0], gram_list(row[1])) for row in inserted if has_cjk(row[1])]
+            if grams:
+                await db.executemany("UPDATE messages SET grams = $2 WHERE id = $1", grams)
+        ids = [row[0] for row in inserted]
         return ids
 
     async def end_session(self, session_id: str, reason: str) -> None:

@@ -13,7 +13,7 @@ from memory.archive.cjk import grams
 from memory.archive.records import ArchiveError, NewMessage, SessionSpec
 
 __all__ = [
-    "INSERT_MESSAGE",
+    "INSERT_EXCHANGE",
     "Connection",
     "clean",
     "ensure_session",
@@ -23,10 +23,18 @@ __all__ = [
 ]
 
 Connection = asyncpg.Connection | asyncpg.pool.PoolConnectionProxy
-INSERT_MESSAGE = (
-    "INSERT INTO messages (session_id, role, speaker, content, tool_calls, tool_call_id,"
-    " tool_name, created_at, prompt_tokens, completion_tokens, cached_tokens, external_id)"
-    " VALUES ($1,$2,$3,$4,$5,$6,$7,$8,$9,$10,$11,$12) RETURNING id, search_text"
+# One exchange in one statement: its rows from arrays (ids are drawn in array order, so
+# ``ORDER BY id`` is the exchange's order), and its session's counters in the same trip.
+INSERT_EXCHANGE = (
+    "WITH new AS (INSERT INTO messages (session_id, role, speaker, content, tool_calls,"
+    " tool_call_id, tool_name, created_at, prompt_tokens, completion_tokens, cached_tokens,"
+    " external_id) SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[],"
+    " $5::text[], $6::text[], $7::text[], $8::float8[], $9::int[], $10::int[], $11::int[],"
+    " $12::text[]) RETURNING id, session_id, search_text),"
+    " touched AS (UPDATE sessions SET last_active_at = greatest(last_active_at, $13),"
+    " message_count = message_count + cardinality($2::text[]), title = coalesce(title, $14)"
+    " WHERE id = ($1::text[])[1])"
+    " SELECT id, search_text FROM new ORDER BY id"
 )
 
 
