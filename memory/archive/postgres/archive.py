@@ -76,8 +76,9 @@ def deadline() -> float | None:
 class PgArchive:
     """``async with await PgArchive.open(dsn) as archive:`` or ``open`` / ``close``."""
 
-    def __init__(self, pool: asyncpg.Pool) -> None:
+    def __init__(self, pool: asyncpg.Pool, *, owns_pool: bool = True) -> None:
         self.pool = pool
+        self.owns_pool = owns_pool
         self._writes: set[asyncio.Future[Any]] = set()  # running, perhaps for a cancelled caller
 
     @classmethod
@@ -92,10 +93,21 @@ class PgArchive:
             raise
         return cls(pool)
 
+    @classmethod
+    async def on_pool(cls, pool: asyncpg.Pool) -> PgArchive:
+        """The archive on a pool its caller owns (shared with the other stores of a replica):
+        the schema is brought up to date, and ``close`` leaves the pool open."""
+        async with pool.acquire() as db:
+            await migrate(db)
+        return cls(pool, owns_pool=False)
+
     async def close(self) -> None:
+        """Wait for the writes still running (a cancelled caller's), then close the pool
+        if it is this archive's own."""
         if self._writes:
             await asyncio.gather(*self._writes, return_exceptions=True)
-        await self.pool.close()
+        if self.owns_pool:
+            await self.pool.close()
 
     async def __aenter__(self) -> PgArchive:
         return self

@@ -2,8 +2,10 @@
 
 As for SQLite (``memory.archive.migrations``): add a ``Migration`` at the end of
 ``MIGRATIONS`` and never edit or reorder one that shipped; each runs in one transaction with
-the ``schema_migrations`` row that records it, and a database recording a migration this
-code does not know was written by a newer mnemo and is refused. Replicas that start at once
+the ``archive_migrations`` row that records it, and a database recording a migration this
+code does not know was written by a newer mnemo and is refused. The table is the archive's
+own (the delivery ledger keeps ``gateway_migrations``): subsystems sharing one database each
+refuse only what is unknown among their own migrations. Replicas that start at once
 take turns: ``migrate`` holds a transaction-level advisory lock (``pg_advisory_xact_lock``)
 for each migration and re-reads what is recorded under it, so a migration runs once.
 
@@ -138,10 +140,10 @@ async def migrate(db: Connection, migrations: Sequence[Migration] = MIGRATIONS) 
         async with db.transaction():
             await db.execute("SELECT pg_advisory_xact_lock($1)", LOCK_KEY)
             await db.execute(  # under the lock: two CREATEs at once can collide
-                "CREATE TABLE IF NOT EXISTS schema_migrations"
+                "CREATE TABLE IF NOT EXISTS archive_migrations"
                 " (name text PRIMARY KEY, applied_at double precision NOT NULL)"
             )
-            recorded = {row[0] for row in await db.fetch("SELECT name FROM schema_migrations")}
+            recorded = {row[0] for row in await db.fetch("SELECT name FROM archive_migrations")}
             unknown = sorted(recorded - known)
             if unknown:
                 raise MigrationError(
@@ -159,7 +161,7 @@ async def migrate(db: Connection, migrations: Sequence[Migration] = MIGRATIONS) 
             except asyncpg.PostgresError as exc:
                 raise MigrationError(f"migration {migration.name} failed: {exc}") from exc
             await db.execute(
-                "INSERT INTO schema_migrations(name, applied_at) VALUES ($1, $2)",
+                "INSERT INTO archive_migrations(name, applied_at) VALUES ($1, $2)",
                 migration.name,
                 time.time(),
             )

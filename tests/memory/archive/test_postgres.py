@@ -23,7 +23,7 @@ from tests.memory.conftest import make_session, say  # noqa: E402
 async def _recorded(dsn: str) -> list[str]:
     db = await asyncpg.connect(dsn)
     try:
-        return [row[0] for row in await db.fetch("SELECT name FROM schema_migrations")]
+        return [row[0] for row in await db.fetch("SELECT name FROM archive_migrations")]
     finally:
         await db.close()
 
@@ -40,6 +40,16 @@ async def test_migrations_run_once_and_again_change_nothing(postgres_dsn: str) -
             "noted",
         ]
     assert await _recorded(postgres_dsn) == [m.name for m in MIGRATIONS]
+
+
+async def test_an_archive_on_a_shared_pool_leaves_it_open(postgres_dsn: str) -> None:
+    pool = await asyncpg.create_pool(postgres_dsn, min_size=1, max_size=2)
+    try:
+        async with await PgArchive.on_pool(pool) as archive:
+            await make_session(archive, "s1", "p1")
+        assert await pool.fetchval("SELECT count(*) FROM sessions") == 1  # still open
+    finally:
+        await pool.close()
 
 
 async def test_replicas_starting_at_once_take_turns(postgres_dsn: str) -> None:
@@ -60,7 +70,7 @@ async def test_a_database_from_a_newer_mnemo_is_refused(postgres_dsn: str) -> No
     async with await PgArchive.open(postgres_dsn):
         pass
     db = await asyncpg.connect(postgres_dsn)
-    await db.execute("INSERT INTO schema_migrations VALUES ('m999_from_the_future', 0)")
+    await db.execute("INSERT INTO archive_migrations VALUES ('m999_from_the_future', 0)")
     await db.close()
     with pytest.raises(MigrationError, match="m999_from_the_future"):
         await PgArchive.open(postgres_dsn)
