@@ -1,6 +1,6 @@
-"""The archive's contract on both backends (``store``: SQLite and PostgreSQL): a person never
-reaches another person's messages through any read, hostile queries are only text, and JSONL
-import and export round-trip the same way."""
+"""The archive's contract on both backends (``archive_store``: SQLite and PostgreSQL): a
+person never reaches another person's messages through any read, hostile queries are only
+text, and JSONL import and export round-trip the same way."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from memory.archive.records import NewMessage
 from memory.archive.results import MessageNotInSession, SessionNotFound
 from memory.archive.search import Searcher
 from memory.archive.store import ArchiveStore
-from tests.memory.archive.conftest import searcher_of
+from tests.archives import searcher_of
 from tests.memory.archive.test_query import _HOSTILE
 from tests.memory.conftest import make_session, say
 
@@ -22,18 +22,22 @@ SECRET = ("hunter2", "zebra", "東京の秘密", "califragil")
 
 
 @pytest.fixture
-async def two(store: ArchiveStore) -> ArchiveStore:
+async def two(archive_store: ArchiveStore) -> ArchiveStore:
     """telegram-1's "mine" (messages 1-32) and telegram-2's "theirs" (33-36); a group both
     are in (37, 38)."""
-    await make_session(store, "mine", "telegram-1")
+    await make_session(archive_store, "mine", "telegram-1")
     for n in range(16):
-        await say(store, "mine", "telegram-1", f"note {n} about the lighthouse", f"reply {n}")
-    await make_session(store, "theirs", "telegram-2")
-    await say(store, "theirs", "telegram-2", "my lighthouse password is hunter2 zebra", "ok")
-    await say(store, "theirs", "telegram-2", "東京の秘密 supercalifragilistic", "東京")
-    await make_session(store, "group", "telegram-1", "telegram-2", chat_type="group")
-    await say(store, "group", "telegram-2", "lighthouse picnic on Sunday", "fun")
-    return store
+        await say(
+            archive_store, "mine", "telegram-1", f"note {n} about the lighthouse", f"reply {n}"
+        )
+    await make_session(archive_store, "theirs", "telegram-2")
+    await say(
+        archive_store, "theirs", "telegram-2", "my lighthouse password is hunter2 zebra", "ok"
+    )
+    await say(archive_store, "theirs", "telegram-2", "東京の秘密 supercalifragilistic", "東京")
+    await make_session(archive_store, "group", "telegram-1", "telegram-2", chat_type="group")
+    await say(archive_store, "group", "telegram-2", "lighthouse picnic on Sunday", "fun")
+    return archive_store
 
 
 QUERIES = [
@@ -120,12 +124,14 @@ async def test_an_operator_sees_everything(two: ArchiveStore) -> None:
 @settings(
     max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-async def test_no_query_ever_raises(store: ArchiveStore, text: str) -> None:
+async def test_no_query_ever_raises(archive_store: ArchiveStore, text: str) -> None:
     """Quotes, operators of FTS5 and of tsquery, LIKE wildcards, backslashes: only text."""
-    if not await store.get_session("s1", viewer=None):
-        await make_session(store, "s1", "p1")
-        await say(store, "s1", "p1", "deploy the 東京 app (v2) with scope: NEAR rank & <-> :*")
-    search = searcher_of(store, like_scan_rows=1)
+    if not await archive_store.get_session("s1", viewer=None):
+        await make_session(archive_store, "s1", "p1")
+        await say(
+            archive_store, "s1", "p1", "deploy the 東京 app (v2) with scope: NEAR rank & <-> :*"
+        )
+    search = searcher_of(archive_store, like_scan_rows=1)
     for sort in ("relevance", "newest"):
         found = await search.discover(text, viewer="p1", sort=sort)
         assert found.query == text
@@ -138,42 +144,46 @@ def _record(content: str, external_id: str, role: str = "user", **more: Any) -> 
     return json.dumps(base | more)
 
 
-async def test_import_export_round_trip(store: ArchiveStore) -> None:
+async def test_import_export_round_trip(archive_store: ArchiveStore) -> None:
     lines = [
         _record("the kestrel nest is on the roof, 東京", "tg-9-1"),
         _record("Noted the kestrel.", "tg-9-2", role="assistant"),
         _record("no id here", "tg-9-3").replace(', "external_id": "tg-9-3"', ""),
     ]
-    report = await store.import_records(lines)
+    report = await archive_store.import_records(lines)
     assert (report.read, report.imported, report.skipped_duplicates) == (3, 3, 0)
-    again = await store.import_records(lines[:2])
+    again = await archive_store.import_records(lines[:2])
     assert (again.imported, again.skipped_duplicates) == (0, 2)
     (sid,) = report.sessions
-    session = await store.get_session(sid, viewer="telegram-5")
+    session = await archive_store.get_session(sid, viewer="telegram-5")
     assert session is not None and session.message_count == 3
     assert session.title == "the kestrel nest is on the roof, 東京"
     assert session.people == ("telegram-5",) and session.chat_type == "imported"
-    search = searcher_of(store, like_scan_rows=1)
+    search = searcher_of(archive_store, like_scan_rows=1)
     for query in ("kestrel nest", "東京"):
         found = await search.discover(query, viewer="telegram-5")
         assert found.results[0].message.external_id == "tg-9-1", query
         assert (await search.discover(query, viewer="telegram-6")).results == ()
-    exported = [r async for r in store.export_records(viewer="telegram-5")]
+    exported = [r async for r in archive_store.export_records(viewer="telegram-5")]
     assert [r["external_id"] for r in exported[:2]] == ["tg-9-1", "tg-9-2"]
     assert exported[2]["external_id"].startswith("mnemo:")
-    assert [r async for r in store.export_records(viewer="telegram-6")] == []
+    assert [r async for r in archive_store.export_records(viewer="telegram-6")] == []
     # the export imports again as nothing new: its session ids and mnemo: ids are ours
-    back = await store.import_records(json.dumps(r) for r in exported)
+    back = await archive_store.import_records(json.dumps(r) for r in exported)
     assert (back.imported, back.skipped_duplicates) == (0, 3)
-    assert await store.check() == []
+    assert await archive_store.check() == []
 
 
-async def test_the_header_line_is_left_out_of_the_index_but_the_name(store: ArchiveStore) -> None:
+async def test_the_header_line_is_left_out_of_the_index_but_the_name(
+    archive_store: ArchiveStore,
+) -> None:
     """``[2026-11-30 09:30 UTC · Tom Hardy]``: the speaker's name is searchable, the date and
     time (the message's ``created_at``) are not, and tool output counts to 8,192 chars."""
-    await make_session(store, "g", "p1", chat_type="group")
-    await say(store, "g", "p1", "[2026-11-30 09:30 UTC · Tom Hardy]\nthe ferry leaves at noon")
-    search = searcher_of(store)
+    await make_session(archive_store, "g", "p1", chat_type="group")
+    await say(
+        archive_store, "g", "p1", "[2026-11-30 09:30 UTC · Tom Hardy]\nthe ferry leaves at noon"
+    )
+    search = searcher_of(archive_store)
     for query in ("Hardy", "ferry noon", "Tom ferry"):
         assert len((await search.find(query, viewer="p1"))[0]) == 1, query
     for query in ("UTC", "09:30", "2026-11-30"):

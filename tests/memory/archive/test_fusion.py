@@ -21,7 +21,7 @@ from memory.archive.fusion import Fusion, fuse, grouped
 from memory.archive.results import Hit
 from memory.archive.search import Searcher
 from memory.archive.store import ArchiveStore
-from tests.memory.archive.conftest import searcher_of
+from tests.archives import searcher_of
 from tests.memory.conftest import make_session, say
 
 
@@ -60,20 +60,20 @@ def test_grouped_keeps_lineages_in_order_and_further_matches_from_the_top() -> N
 
 
 @pytest.fixture
-async def two_people(store: ArchiveStore) -> ArchiveStore:
+async def two_people(archive_store: ArchiveStore) -> ArchiveStore:
     """Ana's sessions a1 (her kitten) and a2 (running), Ben's b1; ids 1-4, 5-6, 7-8."""
-    return await fill_two_people(store)
+    return await fill_two_people(archive_store)
 
 
-async def fill_two_people(store: ArchiveStore) -> ArchiveStore:
-    await make_session(store, "a1", "telegram-1")
-    await say(store, "a1", "telegram-1", "I adopted a grey kitten called Miso", "lovely")
-    await say(store, "a1", "telegram-1", "the vet said Miso is healthy", "good news")
-    await make_session(store, "a2", "telegram-1")
-    await say(store, "a2", "telegram-1", "training for a half marathon", "go for it")
-    await make_session(store, "b1", "telegram-2")
-    await say(store, "b1", "telegram-2", "my cat Pixel knocks things over", "cats do")
-    return store
+async def fill_two_people(archive_store: ArchiveStore) -> ArchiveStore:
+    await make_session(archive_store, "a1", "telegram-1")
+    await say(archive_store, "a1", "telegram-1", "I adopted a grey kitten called Miso", "lovely")
+    await say(archive_store, "a1", "telegram-1", "the vet said Miso is healthy", "good news")
+    await make_session(archive_store, "a2", "telegram-1")
+    await say(archive_store, "a2", "telegram-1", "training for a half marathon", "go for it")
+    await make_session(archive_store, "b1", "telegram-2")
+    await say(archive_store, "b1", "telegram-2", "my cat Pixel knocks things over", "cats do")
+    return archive_store
 
 
 async def test_what_meaning_finds_joins_the_words_and_is_shown_like_them(
@@ -94,7 +94,7 @@ async def test_what_meaning_finds_joins_the_words_and_is_shown_like_them(
 
 
 async def test_a_ranker_never_reaches_past_the_viewers_scope(two_people: ArchiveStore) -> None:
-    """Every id of the store, another person's and the running session's first: none of
+    """Every id of the archive_store, another person's and the running session's first: none of
     them comes back, for the viewer and for the excluded session alike."""
     ranker = Ranker([7, 8, 5, 6, 1, 2, 3, 4])
     searcher = searcher_of(two_people, semantic=ranker, fusion=Fusion(further_within=0))
@@ -161,16 +161,16 @@ async def test_a_word_search_that_fails_cancels_the_ranker(archive: Archive) -> 
     await asyncio.wait_for(cancelled.wait(), 5)
 
 
-async def test_a_named_month_keeps_meaning_to_that_month(store: ArchiveStore) -> None:
+async def test_a_named_month_keeps_meaning_to_that_month(archive_store: ArchiveStore) -> None:
     march, june = 1_741_000_000.0, 1_749_000_000.0  # 2025-03-03, 2025-06-04
-    await make_session(store, "m", "p1")
-    await say(store, "m", "p1", "we hiked up the volcano", at=march)
-    await make_session(store, "j", "p1")
-    await say(store, "j", "p1", "we climbed the mountain", at=june)
+    await make_session(archive_store, "m", "p1")
+    await say(archive_store, "m", "p1", "we hiked up the volcano", at=march)
+    await make_session(archive_store, "j", "p1")
+    await say(archive_store, "j", "p1", "we climbed the mountain", at=june)
     ranker = Ranker([3, 1])  # June's first
-    fused = searcher_of(store, semantic=ranker)
+    fused = searcher_of(archive_store, semantic=ranker)
     found = await fused.discover("what did we do outdoors in March 2025", viewer="p1")
     assert {m.message.id for r in found.results for m in r.matches} <= {1, 2}
-    anywhen = searcher_of(store, semantic=ranker, fusion=Fusion(in_period=False))
+    anywhen = searcher_of(archive_store, semantic=ranker, fusion=Fusion(in_period=False))
     found = await anywhen.discover("what did we do outdoors in March 2025", viewer="p1")
     assert 3 in {m.message.id for r in found.results for m in r.matches}

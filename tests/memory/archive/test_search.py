@@ -20,46 +20,48 @@ from memory.archive.results import (
     SessionNotFound,
 )
 from memory.archive.store import ArchiveStore
-from tests.memory.archive.conftest import searcher_of
+from tests.archives import searcher_of
 from tests.memory.conftest import make_session, say
 
 # -- routing and ranking --------------------------------------------------------------------
 
 
-async def test_cjk_long_and_short_terms(store: ArchiveStore) -> None:
-    await make_session(store, "s1", "p1")
-    await say(store, "s1", "p1", "昨日は東京タワーに行きました")
-    await say(store, "s1", "p1", "서울 여행 계획을 세웠어요")
-    searcher = searcher_of(store)
+async def test_cjk_long_and_short_terms(archive_store: ArchiveStore) -> None:
+    await make_session(archive_store, "s1", "p1")
+    await say(archive_store, "s1", "p1", "昨日は東京タワーに行きました")
+    await say(archive_store, "s1", "p1", "서울 여행 계획을 세웠어요")
+    searcher = searcher_of(archive_store)
     for query in ("東京タワー", "タワー", "東京", "여행"):
         hits, parsed = await searcher.find(query, viewer="p1")
         assert parsed.cjk and len(hits) == 1, query
 
 
-async def test_substring_falls_back_to_the_trigram_index(store: ArchiveStore) -> None:
-    await make_session(store, "s1", "p1")
-    await say(store, "s1", "p1", "the file is supercalifragilistic.yaml")
-    hits, _ = await searcher_of(store).find("califragil", viewer="p1")
+async def test_substring_falls_back_to_the_trigram_index(archive_store: ArchiveStore) -> None:
+    await make_session(archive_store, "s1", "p1")
+    await say(archive_store, "s1", "p1", "the file is supercalifragilistic.yaml")
+    hits, _ = await searcher_of(archive_store).find("califragil", viewer="p1")
     assert len(hits) == 1
 
 
-async def test_natural_questions_find_inflected_words(store: ArchiveStore) -> None:
-    await make_session(store, "s1", "p1")
-    await say(store, "s1", "p1", "We deployed the billing service to staging on Tuesday")
-    await make_session(store, "s2", "p1")
-    await say(store, "s2", "p1", "Lunch was pasta")
-    hits, _ = await searcher_of(store).find("when did we deploy billing?", viewer="p1")
+async def test_natural_questions_find_inflected_words(archive_store: ArchiveStore) -> None:
+    await make_session(archive_store, "s1", "p1")
+    await say(archive_store, "s1", "p1", "We deployed the billing service to staging on Tuesday")
+    await make_session(archive_store, "s2", "p1")
+    await say(archive_store, "s2", "p1", "Lunch was pasta")
+    hits, _ = await searcher_of(archive_store).find("when did we deploy billing?", viewer="p1")
     assert [h.session_id for h in hits] == ["s1"]
 
 
 async def test_bm25_ranks_the_better_match_first_and_sort_orders_by_time(
-    store: ArchiveStore,
+    archive_store: ArchiveStore,
 ) -> None:
-    await make_session(store, "old", "p1")
-    await say(store, "old", "p1", "otters otters otters swim", at=1_000_000.0)
-    await make_session(store, "new", "p1")
-    await say(store, "new", "p1", "one otters mention among many other words here", at=2_000_000.0)
-    searcher = searcher_of(store)
+    await make_session(archive_store, "old", "p1")
+    await say(archive_store, "old", "p1", "otters otters otters swim", at=1_000_000.0)
+    await make_session(archive_store, "new", "p1")
+    await say(
+        archive_store, "new", "p1", "one otters mention among many other words here", at=2_000_000.0
+    )
+    searcher = searcher_of(archive_store)
     ranked, _ = await searcher.find("otters", viewer="p1")
     assert [h.session_id for h in ranked] == ["old", "new"]
     newest, _ = await searcher.find("otters", viewer="p1", sort="newest")
@@ -68,14 +70,14 @@ async def test_bm25_ranks_the_better_match_first_and_sort_orders_by_time(
     assert [h.session_id for h in oldest] == ["old", "new"]
 
 
-async def test_results_are_deduplicated_by_lineage(store: ArchiveStore) -> None:
-    await make_session(store, "s1", "p1")
-    await say(store, "s1", "p1", "the narwhal project kicked off")
-    await make_session(store, "s2", "p1", parent="s1")  # continued after compression
-    await say(store, "s2", "p1", "narwhal project status: narwhal narwhal")
-    await make_session(store, "s3", "p1")
-    await say(store, "s3", "p1", "unrelated narwhal trivia")
-    hits, _ = await searcher_of(store).find("narwhal", viewer="p1", limit=5)
+async def test_results_are_deduplicated_by_lineage(archive_store: ArchiveStore) -> None:
+    await make_session(archive_store, "s1", "p1")
+    await say(archive_store, "s1", "p1", "the narwhal project kicked off")
+    await make_session(archive_store, "s2", "p1", parent="s1")  # continued after compression
+    await say(archive_store, "s2", "p1", "narwhal project status: narwhal narwhal")
+    await make_session(archive_store, "s3", "p1")
+    await say(archive_store, "s3", "p1", "unrelated narwhal trivia")
+    hits, _ = await searcher_of(archive_store).find("narwhal", viewer="p1", limit=5)
     assert sorted(h.root_id for h in hits) == ["s1", "s3"]
 
 
@@ -86,16 +88,18 @@ async def test_global_search_is_for_operators_only(history: ArchiveStore) -> Non
 
 @pytest.mark.parametrize("scan_rows", [20_000, 1], ids=["history-scan", "trigram-index"])
 async def test_substring_search_is_exact_and_scoped_on_both_paths(
-    store: ArchiveStore, scan_rows: int
+    archive_store: ArchiveStore, scan_rows: int
 ) -> None:
     """A small history is scanned whole; a large one (forced here with scan_rows=1) goes
     through the trigram index. Either way: exact matches, and only the viewer's sessions."""
-    await make_session(store, "mine", "p1")
-    await say(store, "mine", "p1", "config lives in supercalifragilistic.yaml")
-    await say(store, "mine", "p1", "昨日は東京タワーに行きました")
-    await make_session(store, "theirs", "p2")
-    await say(store, "theirs", "p2", "their supercalifragilistic secret and 東京タワー trip")
-    searcher = searcher_of(store, like_scan_rows=scan_rows)
+    await make_session(archive_store, "mine", "p1")
+    await say(archive_store, "mine", "p1", "config lives in supercalifragilistic.yaml")
+    await say(archive_store, "mine", "p1", "昨日は東京タワーに行きました")
+    await make_session(archive_store, "theirs", "p2")
+    await say(
+        archive_store, "theirs", "p2", "their supercalifragilistic secret and 東京タワー trip"
+    )
+    searcher = searcher_of(archive_store, like_scan_rows=scan_rows)
     for query in ("califragil", "東京タワー", "タワー"):
         hits, _ = await searcher.find(query, viewer="p1", limit=5)
         assert [h.session_id for h in hits] == ["mine"], query
@@ -111,13 +115,15 @@ async def test_substring_search_is_exact_and_scoped_on_both_paths(
 
 
 @pytest.fixture
-async def history(store: ArchiveStore) -> ArchiveStore:
-    await make_session(store, "mine", "telegram-1")
+async def history(archive_store: ArchiveStore) -> ArchiveStore:
+    await make_session(archive_store, "mine", "telegram-1")
     for n in range(16):
-        await say(store, "mine", "telegram-1", f"note {n} about the lighthouse", f"reply {n}")
-    await make_session(store, "theirs", "telegram-2")
-    await say(store, "theirs", "telegram-2", "my lighthouse password is hunter2", "ok")
-    return store
+        await say(
+            archive_store, "mine", "telegram-1", f"note {n} about the lighthouse", f"reply {n}"
+        )
+    await make_session(archive_store, "theirs", "telegram-2")
+    await say(archive_store, "theirs", "telegram-2", "my lighthouse password is hunter2", "ok")
+    return archive_store
 
 
 async def test_discover_gives_sessions_their_best_matches_and_neighbours(
@@ -141,21 +147,25 @@ async def test_discover_gives_sessions_their_best_matches_and_neighbours(
     assert only.before is None and only.after is None
 
 
-async def test_two_matches_in_one_session_are_both_shown(store: ArchiveStore) -> None:
+async def test_two_matches_in_one_session_are_both_shown(archive_store: ArchiveStore) -> None:
     """The session's best match is not always the message asked about: an echo of it by the
     assistant can rank first, and the person's own message must still be there."""
-    await make_session(store, "s", "p1")
-    await say(store, "s", "p1", "we adopted a greyhound called Biscuit", "Biscuit! A greyhound!")
-    await say(store, "s", "p1", "what's the weather", "sunny")
-    found = await searcher_of(store).discover("greyhound Biscuit", viewer="p1")
+    await make_session(archive_store, "s", "p1")
+    await say(
+        archive_store, "s", "p1", "we adopted a greyhound called Biscuit", "Biscuit! A greyhound!"
+    )
+    await say(archive_store, "s", "p1", "what's the weather", "sunny")
+    found = await searcher_of(archive_store).discover("greyhound Biscuit", viewer="p1")
     contents = {m.message.content for m in found.results[0].matches}
     assert contents == {"we adopted a greyhound called Biscuit", "Biscuit! A greyhound!"}
 
 
-async def test_the_match_at_a_sessions_edge_has_no_neighbour_there(store: ArchiveStore) -> None:
-    await make_session(store, "s", "p1")
-    await say(store, "s", "p1", "first words: ocelot", "fine")
-    found = await searcher_of(store).discover("ocelot", viewer="p1")
+async def test_the_match_at_a_sessions_edge_has_no_neighbour_there(
+    archive_store: ArchiveStore,
+) -> None:
+    await make_session(archive_store, "s", "p1")
+    await say(archive_store, "s", "p1", "first words: ocelot", "fine")
+    found = await searcher_of(archive_store).discover("ocelot", viewer="p1")
     (match,) = found.results[0].matches
     assert match.before is None and match.after is not None and match.after.content == "fine"
 
@@ -172,17 +182,17 @@ async def test_discover_says_why_it_found_nothing(history: ArchiveStore) -> None
     assert mine.results == ()
 
 
-async def test_discover_can_leave_tool_output_out(store: ArchiveStore) -> None:
-    await make_session(store, "s1", "p1")
-    await store.append_exchange(
+async def test_discover_can_leave_tool_output_out(archive_store: ArchiveStore) -> None:
+    await make_session(archive_store, "s1", "p1")
+    await archive_store.append_exchange(
         "s1",
         [
             NewMessage("user", "check the heron feed", speaker="p1"),
             NewMessage("tool", "heron feed: 3 items", tool_call_id="c"),
         ],
     )
-    everything = await searcher_of(store).discover("items", viewer="p1")
-    spoken = await searcher_of(store).discover("items", viewer="p1", conversation_only=True)
+    everything = await searcher_of(archive_store).discover("items", viewer="p1")
+    spoken = await searcher_of(archive_store).discover("items", viewer="p1", conversation_only=True)
     assert [r.message.role for r in everything.results] == ["tool"] and spoken.results == ()
 
 
@@ -231,16 +241,18 @@ async def test_browse_lists_recent_sessions_with_their_first_message(history: Ar
     assert [item.session.id for item in others] == ["mine"]
 
 
-async def test_a_month_the_question_names_comes_first(store: ArchiveStore) -> None:
+async def test_a_month_the_question_names_comes_first(archive_store: ArchiveStore) -> None:
     """'in December 2024': the messages written that month are searched first, merged ahead
     of the rest (the stored text holds no date: the header line is not indexed)."""
     december = datetime(2024, 12, 10, 12, tzinfo=UTC).timestamp()
     june = datetime(2025, 6, 3, 12, tzinfo=UTC).timestamp()
-    await make_session(store, "winter", "p1")
-    await say(store, "winter", "p1", "a quick trip to Lisbon", at=december)
-    await make_session(store, "summer", "p1")
-    await say(store, "summer", "p1", "trip trip trip: Lisbon again, the Lisbon trip", at=june)
-    searcher = searcher_of(store)
+    await make_session(archive_store, "winter", "p1")
+    await say(archive_store, "winter", "p1", "a quick trip to Lisbon", at=december)
+    await make_session(archive_store, "summer", "p1")
+    await say(
+        archive_store, "summer", "p1", "trip trip trip: Lisbon again, the Lisbon trip", at=june
+    )
+    searcher = searcher_of(archive_store)
     dated = await searcher.discover("where did my trip go in December 2024?", viewer="p1")
     assert [r.session.id for r in dated.results] == ["winter", "summer"]
     undated = await searcher.discover("where did my trip go?", viewer="p1")

@@ -1,6 +1,10 @@
-"""The archive on both backends: ``store`` is a real SQLite file or a real PostgreSQL schema
-(``tests.services.postgres_dsn``, skipped where PostgreSQL does not answer), so that one set
-of behavioural tests holds both to the same contract (``memory.archive.store``)."""
+"""The archive on both backends, for tests anywhere in the tree: the ``backend`` and
+``archive_store`` fixtures (``tests/conftest.py`` registers them) give a real SQLite file or a
+real PostgreSQL schema (``tests.services.postgres_dsn``, skipped where PostgreSQL does not
+answer), so one set of behavioural tests holds both to the same contract
+(``memory.archive.store``); ``searcher_of`` and ``indexes_of`` give the searcher each
+backend's callers would build. (Not ``store``: that names a memory or skill store in many
+tests.)"""
 
 from __future__ import annotations
 
@@ -11,12 +15,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from memory.archive.database import Archive
-from memory.archive.indexes import Indexes
+from memory.archive.indexes import LIKE_SCAN_ROWS, Indexes
 from memory.archive.search import Searcher
 from memory.archive.store import ArchiveStore, SearchIndexes, SessionSearch
 
 if TYPE_CHECKING:
     from memory.archive.postgres import PgArchive, PgIndexes
+
+__all__ = ["archive_store", "backend", "indexes_of", "searcher_of"]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -29,7 +35,7 @@ def backend(request: pytest.FixtureRequest) -> str | None:
 
 
 @pytest.fixture
-async def store(backend: str | None, tmp_path: Path) -> AsyncIterator[ArchiveStore]:
+async def archive_store(backend: str | None, tmp_path: Path) -> AsyncIterator[ArchiveStore]:
     """An empty archive on each backend."""
     if backend is None:
         async with await Archive.open(tmp_path / "state.db") as archive:
@@ -41,14 +47,23 @@ async def store(backend: str | None, tmp_path: Path) -> AsyncIterator[ArchiveSto
         yield pg
 
 
-def searcher_of(archive: ArchiveStore, **options: Any) -> Searcher:
-    """The archive's searcher: SQLite's indexes or PostgreSQL's under the same ``Searcher``."""
+def indexes_of(archive: ArchiveStore, **options: Any) -> SearchIndexes | None:
+    """The backend's index reads for a ``Searcher`` (None: SQLite's, the default)."""
     if isinstance(archive, Archive):
-        return Searcher(archive, **options)
-    from memory.archive.postgres import PgArchive, pg_searcher
+        return None
+    from memory.archive.postgres import PgArchive, PgIndexes
 
     assert isinstance(archive, PgArchive)
-    return pg_searcher(archive, **options)
+    return PgIndexes(
+        archive,
+        like_scan_rows=options.get("like_scan_rows", LIKE_SCAN_ROWS),
+        cjk_index=options.get("cjk_index", True),
+    )
+
+
+def searcher_of(archive: ArchiveStore, **options: Any) -> Searcher:
+    """The archive's searcher: SQLite's indexes or PostgreSQL's under the same ``Searcher``."""
+    return Searcher(archive, indexes=indexes_of(archive, **options), **options)
 
 
 def _both_satisfy_the_seam(
