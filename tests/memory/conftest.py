@@ -9,7 +9,8 @@ from typing import Any
 
 import pytest
 
-from memory.archive.database import Archive, NewMessage, SessionSpec
+from memory.archive.database import NewMessage, SessionSpec
+from memory.archive.store import ArchiveStore
 from memory.skills.store import SkillStore
 from tests.memory.zygote import Zygote
 
@@ -67,7 +68,7 @@ def writers(_zygote: Zygote) -> Iterator[Zygote]:
 
 
 async def make_session(
-    archive: Archive,
+    archive: ArchiveStore,
     sid: str,
     *people: str,
     platform: str = "telegram",
@@ -89,7 +90,7 @@ async def make_session(
 
 
 async def say(
-    archive: Archive,
+    archive: ArchiveStore,
     sid: str,
     person: str,
     text: str,
