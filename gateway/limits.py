@@ -30,7 +30,7 @@ from typing import Literal
 from adapters.messages import InboundMessage
 from gateway.commands import parse_command
 from gateway.pairing import time_left
-from memory.archive import Archive
+from memory.archive import ArchiveStore
 
 __all__ = [
     "LIMIT_KINDS",
@@ -105,7 +105,7 @@ def _clock_time(at: float) -> str:
 class Budgets:
     def __init__(
         self,
-        archive: Archive,
+        archive: ArchiveStore,
         limits: Limits,
         *,
         clock: Callable[[], float] = time.time,

@@ -52,7 +52,6 @@ import contextlib
 import functools
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal, ParamSpec, Protocol, get_args, runtime_checkable
 
 from prometheus_client import (
@@ -83,7 +82,6 @@ __all__ = [
     "Outcome",
     "RefusalSource",
     "SkipSource",
-    "archive_bytes",
     "memory_usage",
 ]
 
@@ -274,7 +272,9 @@ class Metrics:
             "mnemo_outbox_pending", "Replies persisted but not yet delivered.", registry=reg
         )
         self._archive_bytes = Gauge(
-            "mnemo_archive_bytes", "Size of the state database on disk.", registry=reg
+            "mnemo_archive_bytes",
+            "Size of the archive in its store (file and WAL, or tables).",
+            registry=reg,
         )
         self._live_sessions = Gauge(
             "mnemo_live_sessions", "Sessions with a live queue in this process.", registry=reg
@@ -409,15 +409,6 @@ class Metrics:
     def render(self) -> bytes:
         """The Prometheus text exposition (format 0.0.4) of every metric."""
         return generate_latest(self.registry)
-
-
-def archive_bytes(path: Path) -> int:
-    """The archive's size on disk: the database and its write-ahead log."""
-    total = 0
-    for part in (path, path.with_name(path.name + "-wal")):
-        with contextlib.suppress(OSError):
-            total += part.stat().st_size
-    return total
 
 
 def memory_usage(stores: MemoryStores) -> list[tuple[str, str, int]]:

@@ -43,7 +43,7 @@ from gateway.intake import Intake
 from gateway.ledger import DeliveryLedger, Ledger
 from gateway.limits import Budgets
 from gateway.logs import redact
-from gateway.metrics import Metrics, RefusalSource, archive_bytes, memory_usage
+from gateway.metrics import Metrics, RefusalSource, memory_usage
 from gateway.outbox import Outbox
 from gateway.pairing import PairingDesk
 from gateway.prefetch import EarlyRecall
@@ -53,6 +53,7 @@ from gateway.router import Router
 from gateway.sessions import Sessions
 from gateway.settings import GatewaySettings
 from gateway.turns import Turns
+from memory.archive import Archive
 
 __all__ = ["Gateway"]
 
@@ -82,7 +83,11 @@ class Gateway:
             if isinstance(adapter, RefusalSource):  # a webhook (Telegram)
                 self.metrics.watch_refused(name, adapter)
         self.settings = settings or GatewaySettings()
-        self.ledger: DeliveryLedger = ledger if ledger is not None else Ledger(agent.archive)
+        if ledger is None:
+            if not isinstance(agent.archive, Archive):
+                raise TypeError("an archive on PostgreSQL needs the ledger beside it (PgLedger)")
+            ledger = Ledger(agent.archive)
+        self.ledger: DeliveryLedger = ledger
         self.outbox = Outbox(
             self.ledger, self.adapters, max_chunks=self.settings.max_reply_messages
         )
@@ -287,7 +292,7 @@ class Gateway:
         metrics.set_queue_depth(self.router.queued)
         metrics.set_live_sessions(len(self.sessions))
         metrics.set_outbox_pending((await self.ledger.counts()).get("pending", 0))
-        metrics.set_archive_bytes(await asyncio.to_thread(archive_bytes, self.agent.archive.path))
+        metrics.set_archive_bytes(await self.agent.archive.size_bytes())
         metrics.set_memory(await asyncio.to_thread(memory_usage, self.agent.stores))
 
     def reload(self, access: Access, settings: GatewaySettings) -> None:

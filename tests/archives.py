@@ -47,15 +47,9 @@ async def archive_store(backend: str | None, tmp_path: Path) -> AsyncIterator[Ar
         yield pg
 
 
-def indexes_of(archive: ArchiveStore, **options: Any) -> SearchIndexes | None:
-    """The backend's index reads for a ``Searcher`` (None: SQLite's, the default)."""
-    if isinstance(archive, Archive):
-        return None
-    from memory.archive.postgres import PgArchive, PgIndexes
-
-    assert isinstance(archive, PgArchive)
-    return PgIndexes(
-        archive,
+def indexes_of(archive: ArchiveStore, **options: Any) -> SearchIndexes:
+    """The backend's own index reads for a ``Searcher``, with these options."""
+    return archive.search_indexes(
         like_scan_rows=options.get("like_scan_rows", LIKE_SCAN_ROWS),
         cjk_index=options.get("cjk_index", True),
     )

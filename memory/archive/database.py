@@ -24,7 +24,7 @@ import sqlite3
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import aiosqlite
 
@@ -51,6 +51,9 @@ from memory.archive.records import (
 )
 from memory.archive.transfer import import_batch, parse_record
 from memory.archive.writer import Writer
+
+if TYPE_CHECKING:
+    from memory.archive.indexes import Indexes
 
 __all__ = [
     "Archive",
@@ -119,6 +122,12 @@ class Archive:
             await writer.close()
             raise
         return cls(path, writer, pool)
+
+    def search_indexes(self, *, like_scan_rows: int, cjk_index: bool) -> Indexes:
+        """The FTS5 word, trigram and CJK gram indexes, read person-scoped."""
+        from memory.archive.indexes import Indexes  # noqa: PLC0415 (imports us)
+
+        return Indexes(self, like_scan_rows=like_scan_rows, cjk_index=cjk_index)
 
     async def close(self) -> None:
         for reader in self._all_readers:
@@ -288,6 +297,18 @@ class Archive:
             )
         sessions, messages, people = rows[0]
         return {"sessions": sessions, "messages": messages, "people": people}
+
+    async def size_bytes(self) -> int:
+        """The database file and its write-ahead log, on disk."""
+
+        def measure() -> int:
+            total = 0
+            for part in (self.path, self.path.with_name(self.path.name + "-wal")):
+                with contextlib.suppress(OSError):
+                    total += part.stat().st_size
+            return total
+
+        return await asyncio.to_thread(measure)
 
     async def usage_since(self, since: float, *, viewer: str | None = None) -> dict[str, int]:
         """Turns (user messages) and model tokens recorded since ``since`` (unix time)."""

@@ -35,9 +35,9 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
-from memory.archive.database import Archive, Message, Session
+from memory.archive.database import Message, Session
 from memory.archive.fusion import FUSION, Fusion, SemanticRanker, fuse, grouped
-from memory.archive.indexes import LIKE_SCAN_ROWS, Indexes
+from memory.archive.indexes import LIKE_SCAN_ROWS
 from memory.archive.query import ParsedQuery, Ranked, parse_query, route
 from memory.archive.results import (
     Discovery,
@@ -88,13 +88,10 @@ class Searcher:
         leaves the gram index unused, so short CJK terms are scanned as before it existed
         (the archive benchmark times both); ``semantic``: a ranking by meaning that
         ``discover`` fuses with the words' (``memory.archive.fusion``), as ``fusion`` says.
-        ``indexes``: the backend's index reads; None: SQLite's, over ``archive`` (an
-        ``Archive``; ``memory.archive.postgres.pg_searcher`` hands in PostgreSQL's)."""
+        ``indexes``: index reads to use instead of the archive's own (tests)."""
         self.archive = archive
         if indexes is None:
-            if not isinstance(archive, Archive):
-                raise TypeError("a Searcher over a non-SQLite archive needs its indexes")
-            indexes = Indexes(archive, like_scan_rows=like_scan_rows, cjk_index=cjk_index)
+            indexes = archive.search_indexes(like_scan_rows=like_scan_rows, cjk_index=cjk_index)
         self.indexes = indexes
         self.semantic = semantic
         self.fusion = fusion

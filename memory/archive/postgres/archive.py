@@ -13,7 +13,7 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import asyncpg
 
@@ -43,6 +43,9 @@ from memory.archive.records import (
     session_from_row,
     title_of,
 )
+
+if TYPE_CHECKING:
+    from memory.archive.postgres.indexes import PgIndexes
 
 __all__ = ["VISIBLE", "PgArchive", "deadline"]
 
@@ -100,6 +103,12 @@ class PgArchive:
         async with pool.acquire() as db:
             await migrate(db)
         return cls(pool, owns_pool=False)
+
+    def search_indexes(self, *, like_scan_rows: int, cjk_index: bool) -> PgIndexes:
+        """``tsvector``, ``pg_trgm`` and CJK gram indexes, read person-scoped."""
+        from memory.archive.postgres.indexes import PgIndexes  # noqa: PLC0415 (imports us)
+
+        return PgIndexes(self, like_scan_rows=like_scan_rows, cjk_index=cjk_index)
 
     async def close(self) -> None:
         """Wait for the writes still running (a cancelled caller's), then close the pool
@@ -271,6 +280,16 @@ class PgArchive:
             " (SELECT count(DISTINCT person) FROM session_people)"
         )
         return {"sessions": row[0], "messages": row[1], "people": row[2]}
+
+    async def size_bytes(self) -> int:
+        """The archive's tables with their indexes and TOAST, in this schema."""
+        (row,) = await self.fetch(
+            "SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0)::bigint FROM pg_class c"
+            " JOIN pg_namespace n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = current_schema() AND c.relkind = 'r'"
+            " AND c.relname IN ('sessions', 'session_people', 'messages')"
+        )
+        return int(row[0])
 
     async def usage_since(self, since: float, *, viewer: str | None = None) -> dict[str, int]:
         """Turns (user messages) and model tokens recorded since ``since`` (unix time)."""

@@ -204,3 +204,11 @@ async def test_an_empty_viewer_is_a_person_who_took_part_in_nothing(two: Archive
         "cached": 0,
     }
     assert [r async for r in two.export_records(viewer="")] == []
+
+
+async def test_an_archive_knows_its_size_and_it_grows(archive_store: ArchiveStore) -> None:
+    empty = await archive_store.size_bytes()
+    await make_session(archive_store, "s1", "telegram-5")
+    for n in range(50):
+        await say(archive_store, "s1", "telegram-5", f"message {n} " + "lorem ipsum " * 400)
+    assert await archive_store.size_bytes() > empty > 0
