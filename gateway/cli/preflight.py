@@ -59,16 +59,22 @@ def _storage(config: Config, environ: Mapping[str, str]) -> list[str]:
     and look like one (never quoted back: it may carry a password)."""
     if config.storage.backend != "postgres":
         return []
+    problems = []
+    if config.memory.provider == "local":
+        problems.append(
+            "memory.provider is local but storage.backend is postgres (the local provider keeps"
+            " its vectors in state.db, one replica's file; use honcho or mem0, or none)"
+        )
     variable = config.storage.postgres.dsn_env
     dsn = environ.get(variable, "").strip()
     if not dsn:
-        return [
+        problems.append(
             f"storage.backend is postgres but {variable} is not set"
             " (the connection string, e.g. postgresql://mnemo@db-host/mnemo)"
-        ]
-    if not dsn.startswith(("postgresql://", "postgres://")):
-        return [f"{variable} is not a PostgreSQL connection string (postgresql://…)"]
-    return []
+        )
+    elif not dsn.startswith(("postgresql://", "postgres://")):
+        problems.append(f"{variable} is not a PostgreSQL connection string (postgresql://…)")
+    return problems
 
 
 def _model(config: Config, environ: Mapping[str, str]) -> list[str]:

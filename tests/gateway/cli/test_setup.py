@@ -285,6 +285,9 @@ def test_the_postgres_backend_needs_its_connection_string_never_echoed() -> None
     good = {**GOOD_ENV, "MNEMO_POSTGRES_DSN": "postgresql://mnemo:s3cret-Pa55@db/mnemo"}
     assert check_environment(shared, good) == []
     assert check_environment(config(), {**GOOD_ENV, "MNEMO_POSTGRES_DSN": "x"}) == []  # sqlite
+    local = config(storage={"backend": "postgres"}, memory={"provider": "local"})
+    (problem,) = check_environment(local, good)
+    assert problem.startswith("memory.provider is local but storage.backend is postgres")
 
 
 @pytest.mark.parametrize(
