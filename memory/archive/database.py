@@ -24,13 +24,14 @@ import sqlite3
 from collections.abc import AsyncGenerator, AsyncIterator, Callable, Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import aiosqlite
 
 from memory.archive import cjk
 from memory.archive import writer as w
 from memory.archive.connections import bounded, connect_reader, create_private, read_deadline
+from memory.archive.indexes import Indexes
 from memory.archive.migrations import migrate
 from memory.archive.records import (
     MESSAGE_COLUMNS,
@@ -51,9 +52,6 @@ from memory.archive.records import (
 )
 from memory.archive.transfer import import_batch, parse_record
 from memory.archive.writer import Writer
-
-if TYPE_CHECKING:
-    from memory.archive.indexes import Indexes
 
 __all__ = [
     "Archive",
@@ -125,8 +123,6 @@ class Archive:
 
     def search_indexes(self, *, like_scan_rows: int, cjk_index: bool) -> Indexes:
         """The FTS5 word, trigram and CJK gram indexes, read person-scoped."""
-        from memory.archive.indexes import Indexes  # noqa: PLC0415 (imports us)
-
         return Indexes(self, like_scan_rows=like_scan_rows, cjk_index=cjk_index)
 
     async def close(self) -> None:

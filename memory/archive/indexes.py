@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+import aiosqlite
 
 from memory.archive.cjk import indexed
-from memory.archive.database import Archive, scope_token, visible_clause
 from memory.archive.query import ParsedQuery, Ranked, Substring
+from memory.archive.records import scope_token, visible_clause
 from memory.archive.results import Hit
 from memory.archive.store import Scope, Sort
 
@@ -24,11 +27,17 @@ LIKE_SCAN_ROWS = 20_000
 ScopeSQL = tuple[str, dict[str, Any]]
 
 
+class Reads(Protocol):
+    """What the index reads need of an archive: a reader connection (``Archive.reader``)."""
+
+    def reader(self) -> AbstractAsyncContextManager[aiosqlite.Connection]: ...
+
+
 class Indexes:
     """Scoped reads of ``archive``'s indexes; ``like_scan_rows``: the bound of the scans
     (``substring``); ``cjk_index=False`` leaves the gram index unused."""
 
-    def __init__(self, archive: Archive, *, like_scan_rows: int, cjk_index: bool) -> None:
+    def __init__(self, archive: Reads, *, like_scan_rows: int, cjk_index: bool) -> None:
         self.archive = archive
         self.like_scan_rows = like_scan_rows
         self.cjk_index = cjk_index

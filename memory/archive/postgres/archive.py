@@ -13,13 +13,14 @@ import asyncio
 import time
 from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 import asyncpg
 
 from memory.archive.cjk import CJK_CLASS, has_cjk
 from memory.archive.connections import READ_DEADLINE
-from memory.archive.postgres.schema import migrate
+from memory.archive.postgres.indexes import PgIndexes
+from memory.archive.postgres.schema import VISIBLE, migrate
 from memory.archive.postgres.transfer import import_records
 from memory.archive.postgres.writes import (
     INSERT_EXCHANGE,
@@ -44,13 +45,9 @@ from memory.archive.records import (
     title_of,
 )
 
-if TYPE_CHECKING:
-    from memory.archive.postgres.indexes import PgIndexes
-
 __all__ = ["VISIBLE", "PgArchive", "deadline"]
 
 #: ``column`` within the sessions the person bound to ``param`` took part in.
-VISIBLE = "{column} IN (SELECT session_id FROM session_people WHERE person = {param})"
 CHECK_BATCH = 2_000
 T = TypeVar("T")
 
@@ -106,8 +103,6 @@ class PgArchive:
 
     def search_indexes(self, *, like_scan_rows: int, cjk_index: bool) -> PgIndexes:
         """``tsvector``, ``pg_trgm`` and CJK gram indexes, read person-scoped."""
-        from memory.archive.postgres.indexes import PgIndexes  # noqa: PLC0415 (imports us)
-
         return PgIndexes(self, like_scan_rows=like_scan_rows, cjk_index=cjk_index)
 
     async def close(self) -> None:

@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from typing import Any, Protocol
 
 from memory.archive.cjk import indexed
-from memory.archive.postgres.archive import VISIBLE, PgArchive
+from memory.archive.postgres.schema import VISIBLE
 from memory.archive.query import ParsedQuery, Ranked, Substring, _root
 from memory.archive.results import Hit
 from memory.archive.store import Scope, Sort
@@ -86,11 +87,18 @@ def like_pattern(term: str) -> str:
     return f"%{escaped}%"
 
 
+class Fetches(Protocol):
+    """What the index reads need of an archive: a read under the deadline
+    (``PgArchive.fetch``)."""
+
+    async def fetch(self, sql: str, *args: object) -> list[Any]: ...
+
+
 class PgIndexes:
     """Scoped reads of ``archive``'s indexes; ``like_scan_rows``: the bound of the scans;
     ``cjk_index=False`` leaves the gram index unused (as ``memory.archive.indexes``)."""
 
-    def __init__(self, archive: PgArchive, *, like_scan_rows: int, cjk_index: bool) -> None:
+    def __init__(self, archive: Fetches, *, like_scan_rows: int, cjk_index: bool) -> None:
         self.archive = archive
         self.like_scan_rows = like_scan_rows
         self.cjk_index = cjk_index

@@ -35,7 +35,10 @@ import asyncpg
 from memory.archive.migrations import TOOL_INDEX_CHARS, MigrationError
 from memory.archive.postgres.writes import Connection
 
-__all__ = ["MIGRATIONS", "Migration", "migrate"]
+__all__ = ["MIGRATIONS", "VISIBLE", "Migration", "migrate"]
+
+#: A statement's condition that ``column`` names a session ``param``'s person took part in.
+VISIBLE = "{column} IN (SELECT session_id FROM session_people WHERE person = {param})"
 
 LOCK_KEY = 0x6D6E656D6F  # "mnemo": the advisory lock migrations take turns on
 log = logging.getLogger(__name__)
