@@ -159,7 +159,7 @@ def _show(args: argparse.Namespace, paths: Paths, config: Config) -> int:
                 person[target] = {"error": f"{FILE_NAMES[target]} is not valid UTF-8: {exc.reason}"}
                 continue
             person[target] = {
-                "file": str(store.path(target)),
+                "file": store.location(target),
                 "usage": store.usage(target),
                 "entries": entries,
                 "blocked": [sorted({f.id for f in scan(e)}) for e in entries],
@@ -169,7 +169,7 @@ def _show(args: argparse.Namespace, paths: Paths, config: Config) -> int:
         print(json.dumps(report, ensure_ascii=False, indent=2))
         return 0
     if not report:
-        print(f"No memory stored yet under {stores.root}.")
+        print(f"No memory stored yet under {stores.where}.")
     for person in report:
         for target in targets:
             info = person[target]
