@@ -56,6 +56,12 @@ class Backend:
     def memory(self, person: str = "telegram-1", **kw: Any) -> MemoryStore:
         return MemoryStore(self.folders().folder(person), person=person, **kw)
 
+    def documents(self, folder: str = "docs") -> Documents:
+        """A folder of documents no store uses (for the seam's own contract)."""
+        if self.pg is None:
+            return FileDocuments(self.tmp / "documents" / folder)
+        return self.pg.documents("test", folder)
+
     def pairing_documents(self) -> Documents:
         if self.pg is None:
             return FileDocuments(self.tmp)

@@ -178,8 +178,7 @@ class PgDocuments:
     def names(self) -> list[str]:
         with self.stores.connection() as conn:
             rows = conn.execute(
-                "SELECT name FROM store_documents WHERE kind = %s AND folder = %s"
-                ' ORDER BY name COLLATE "C"',
+                "SELECT name FROM store_documents WHERE kind = %s AND folder = %s",
                 (self.kind, self.folder),
             ).fetchall()
         return [str(row[0]) for row in rows]
@@ -235,8 +234,7 @@ class PgFolders:
     def names(self) -> list[str]:
         with self.stores.connection() as conn:
             rows = conn.execute(
-                "SELECT DISTINCT folder FROM store_documents WHERE kind = %s"
-                ' ORDER BY folder COLLATE "C"',
+                "SELECT DISTINCT folder FROM store_documents WHERE kind = %s",
                 (self.kind,),
             ).fetchall()
-        return [str(row[0]) for row in rows]
+        return sorted(str(row[0]) for row in rows)
