@@ -27,7 +27,7 @@ from memory import (
 from memory.curated import Outcome, Refused, Staged
 from memory.scan import scan
 
-__all__ = ["register"]
+__all__ = ["register", "show"]
 
 
 def register(commands: Any) -> None:
@@ -147,7 +147,12 @@ def _print_tool_json(outcome: Outcome) -> None:
 
 
 def _show(args: argparse.Namespace, paths: Paths, config: Config) -> int:
-    stores = _stores(paths, config)
+    return show(args, _stores(paths, config))
+
+
+def show(args: argparse.Namespace, stores: MemoryStores) -> int:
+    """Print ``mnemo memory show`` (``args``: person, target, json) of ``stores``, wherever
+    they are kept: the same memory prints the same text on every backend."""
     targets = [args.target] if args.target else list(TARGETS)
     report: list[dict[str, Any]] = []
     for store in _selected(args, stores):
