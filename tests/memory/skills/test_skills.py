@@ -41,7 +41,7 @@ def test_lists_skills_at_the_root_and_in_categories_sorted(root: Path, store: Sk
     deploy = store.get("deploy-app")
     assert deploy is not None
     assert deploy.description == "Deploy the app"
-    assert deploy.directory == root / "devops" / "deploy-app"
+    assert deploy.location == str(root / "devops" / "deploy-app")
     tagged = store.get("tagged")
     assert tagged is not None
     assert (tagged.tags, tagged.version, tagged.platforms) == (("a",), "2", ("linux",))
