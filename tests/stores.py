@@ -20,6 +20,7 @@ import pytest
 from memory import MemoryStore, MemoryStores, Target
 from memory.curated import FILE_NAMES
 from memory.documents import Documents, FileDocuments, FileFolders, Folders
+from memory.skills import DocumentTree, SkillStore
 from tests.services import libpq_conninfo
 
 if TYPE_CHECKING:
@@ -61,6 +62,11 @@ class Backend:
         if self.pg is None:
             return FileDocuments(self.tmp / "documents" / folder)
         return self.pg.documents("test", folder)
+
+    def skills(self, **kw: Any) -> SkillStore:
+        if self.pg is None:
+            return SkillStore(self.tmp / "skills", **kw)
+        return SkillStore(DocumentTree(self.pg.documents("skills")), **kw)
 
     def pairing_documents(self) -> Documents:
         if self.pg is None:

@@ -9,9 +9,11 @@ or an ``INSERT … ON CONFLICT DO NOTHING`` for a new one).
 ``exclusive(name)`` is a transaction holding ``pg_advisory_xact_lock`` on the document's
 key: a row lock that exists before the row does (the first write of a person's memory needs
 it too). Every read and write the thread makes inside the section runs on that transaction,
-and a nested section joins it, so approving a staged write (``PENDING.json``, then
-``MEMORY.md``) commits both or neither; the section commits when it ends and rolls back if
-it raises. Outside a section each call takes a pooled connection for one statement.
+and a nested section is a savepoint of it, so approving a staged write (``PENDING.json``,
+then ``MEMORY.md``) commits both or neither; a section commits when the outermost ends and
+rolls back what it wrote if it raises (a nested one back to its savepoint, so the outer one
+can still record why). Outside a section each call takes a pooled connection for one
+statement.
 
 What "edited by hand" means here: every store write records the SHA-256 of the text it wrote
 (``digest``). A row whose text no longer has that digest was changed by something other than
@@ -87,9 +89,10 @@ class PgStores:
     def section(self, key: str) -> Iterator[None]:
         lock = int.from_bytes(hashlib.sha256(key.encode()).digest()[:8], "big", signed=True)
         held: Connection[TupleRow] | None = getattr(self._local, "conn", None)
-        if held is not None:  # nested: join the transaction, take one more lock
-            held.execute("SELECT pg_advisory_xact_lock(%s)", (lock,))
-            yield
+        if held is not None:  # nested: a savepoint of the transaction, one more lock
+            with held.transaction():
+                held.execute("SELECT pg_advisory_xact_lock(%s)", (lock,))
+                yield
             return
         with self.pool.connection() as conn, conn.transaction():
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock,))

@@ -296,17 +296,19 @@ class SkillStore(SkillDisk):
             if item is None:
                 raise self._unknown(pending_id)
             rest = [p for p in items if p.id != pending_id]
+            dropped: SkillError | None = None
             try:
                 with self.tree.write_lock():
                     plan: Plan = plan_change(self, item.change)
                     plan.run()
             except SkillError as exc:
-                save_pending(self.tree.pending, rest, expected=version)
-                raise SkillError(
+                dropped = SkillError(
                     f"Pending change {pending_id} ({item.change.describe()}) no longer applies "
                     f"and was discarded: {exc}"
-                ) from None
+                )
             save_pending(self.tree.pending, rest, expected=version)
+        if dropped is not None:  # raised once the section ended: the discard is kept
+            raise dropped
         return plan.message
 
     def reject(self, pending_id: str) -> str:
