@@ -49,7 +49,7 @@ class Backend:
     def folders(self) -> Folders:
         if self.pg is None:
             return FileFolders(self.tmp / "memories")
-        return self.pg.folders("memory")
+        return self.pg.memory()
 
     def memory_stores(self, **kw: Any) -> MemoryStores:
         return MemoryStores(self.folders(), **kw)
@@ -66,12 +66,12 @@ class Backend:
     def skills(self, **kw: Any) -> SkillStore:
         if self.pg is None:
             return SkillStore(self.tmp / "skills", **kw)
-        return SkillStore(DocumentTree(self.pg.documents("skills")), **kw)
+        return SkillStore(DocumentTree(self.pg.skills()), **kw)
 
     def pairing_documents(self) -> Documents:
         if self.pg is None:
             return FileDocuments(self.tmp)
-        return self.pg.documents("pairing")
+        return self.pg.pairing()
 
 
 def raw(store: MemoryStore, target: Target = "memory") -> str | None:

@@ -2,7 +2,13 @@
 
 ``PgStores(pool)`` brings the schema up to date (``memory.documents.schema``) and hands out
 ``PgDocuments`` (one folder: ``documents(kind, folder)``) and ``PgFolders`` (every folder of
-a kind: ``folders("memory")``). A document is one row of ``store_documents``; its version
+a kind: ``folders("memory")``). The stores take them as they take a folder::
+
+    pg = PgStores(open_pool(conninfo))
+    MemoryStores(pg.memory(), limits=…, scope=…, write_approval=…)
+    PairingStore(pg.pairing(), clock=…)
+    SkillStore(DocumentTree(pg.skills()))
+ A document is one row of ``store_documents``; its version
 counts its writes, and a write is a compare-and-swap on it (``UPDATE … WHERE version = %s``,
 or an ``INSERT … ON CONFLICT DO NOTHING`` for a new one).
 
@@ -74,6 +80,21 @@ class PgStores:
 
     def folders(self, kind: str) -> PgFolders:
         return PgFolders(self, kind)
+
+    def memory(self) -> PgFolders:
+        """Curated memory: a folder per person (``MemoryStores``)."""
+        return self.folders("memory")
+
+    def pairing(self) -> PgDocuments:
+        """``pairing.json`` (``PairingStore``)."""
+        return self.documents("pairing")
+
+    def skills(self) -> PgDocuments:
+        """The skills tree (``SkillStore(DocumentTree(…))``)."""
+        return self.documents("skills")
+
+    def close(self) -> None:
+        self.pool.close()
 
     @contextlib.contextmanager
     def connection(self) -> Iterator[Connection[TupleRow]]:
