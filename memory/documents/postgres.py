@@ -28,11 +28,11 @@ memory treats that as drift (backed up, guarded changes refused until ``mnemo me
 repair``). A write by another replica goes through a store, records its digest, and is never
 drift: the section (or, without one, the compare-and-swap) already serialises it.
 
-``backup`` keeps copies in ``store_backups`` on a connection of its own, so a copy survives
-the refusal that rolls the caller's section back: the pool needs two connections per thread
-that may back up (``open_pool`` makes at least that many). ``set_aside`` moves an unreadable
-document there and deletes it, inside the caller's section. Nothing here logs a DSN or a
-document's text.
+``backup`` keeps copies in ``store_backups`` on a connection of its own, opened outside the
+pool (backups are rare, and a pool whose connections all hold sections must not make one
+wait), so a copy survives the refusal that rolls the caller's section back. ``set_aside``
+moves an unreadable document there and deletes it, inside the caller's section. Nothing here
+logs a DSN or a document's text.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ import logging
 import threading
 from collections.abc import Iterator
 
+import psycopg
 from psycopg import Connection
 from psycopg.rows import TupleRow
 from psycopg_pool import ConnectionPool
@@ -58,9 +59,7 @@ Pool = ConnectionPool[Connection[TupleRow]]
 
 def open_pool(conninfo: str, *, max_size: int = 8, name: str = "mnemo-stores") -> Pool:
     """A pool for ``PgStores``, open and checked (the conninfo is never logged)."""
-    pool: Pool = ConnectionPool(
-        conninfo, min_size=1, max_size=max(2, max_size), name=name, open=True
-    )
+    pool: Pool = ConnectionPool(conninfo, min_size=1, max_size=max_size, name=name, open=True)
     pool.wait()
     return pool
 
@@ -212,7 +211,7 @@ class PgDocuments:
 
     def backup(self, name: str, raw: bytes, *, now: float) -> str:
         """A row of ``store_backups``, on a connection of its own (it outlives a rollback)."""
-        with self.stores.pool.connection() as conn:
+        with _own_connection(self.stores.pool) as conn:
             row = conn.execute(
                 "INSERT INTO store_backups (kind, folder, name, body, digest, reason, taken_at)"
                 " VALUES (%s, %s, %s, %s, %s, 'refused to overwrite', %s)"
@@ -239,6 +238,13 @@ class PgDocuments:
         log.warning(
             "%s in %s were unreadable (%s); moved to %s", what, self.location(name), problem, kept
         )
+
+
+def _own_connection(pool: Pool) -> Connection[TupleRow]:
+    """A new connection like the pool's, outside its size limit (for rare, short work)."""
+    conninfo = pool.conninfo() if callable(pool.conninfo) else pool.conninfo
+    kwargs = pool.kwargs() if callable(pool.kwargs) else pool.kwargs
+    return psycopg.connect(conninfo, **(kwargs or {}))
 
 
 class PgFolders:

@@ -92,3 +92,21 @@ def test_text_a_row_cannot_hold_is_refused_not_mangled(pg_stores_factory: Opener
         with pytest.raises(DocumentsError):
             docs.write("x.md", data, expected=None)
     assert docs.names() == []
+
+
+def test_a_backup_needs_no_second_pooled_connection(postgres_dsn: str) -> None:
+    """A refusal's backup inside a section, with the pool's one connection held by it."""
+    from psycopg_pool import ConnectionPool
+
+    from memory import MemoryStore, MemoryTurn
+    from memory.curated import Refused
+    from tests.services import libpq_conninfo
+
+    with ConnectionPool(libpq_conninfo(postgres_dsn), min_size=1, max_size=1, timeout=5) as pool:
+        stores = PgStores(pool)
+        store = MemoryStore(stores.memory().folder("telegram-1"), person="telegram-1")
+        assert store.call({"action": "add", "content": "alpha"}, MemoryTurn()).ok
+        with pool.connection() as conn:
+            conn.execute("UPDATE store_documents SET body = 'alpha\n\n\nby hand'")
+        refused = store.call({"action": "remove", "old_text": "alpha"}, MemoryTurn())
+        assert isinstance(refused, Refused) and "store_backups id" in (refused.drift_backup or "")
