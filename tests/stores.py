@@ -1,6 +1,6 @@
-"""The synchronous stores on both backends: ``backend`` runs a test once on files in its
+"""The synchronous stores on both backends: ``storage`` runs a test once on files in its
 ``tmp_path`` and once on PostgreSQL (a schema of the test's own, via ``postgres_dsn``; the
-test skips where PostgreSQL does not answer). ``Backend.replica()`` opens a second view of
+test skips where PostgreSQL does not answer). ``Storage.replica()`` opens a second view of
 the same storage — on PostgreSQL a second pool, as a second ``mnemo run`` would — so tests can
 check what one replica sees of another's writes.
 
@@ -26,14 +26,14 @@ from tests.services import libpq_conninfo
 if TYPE_CHECKING:
     from memory.documents.postgres import PgStores
 
-__all__ = ["Backend", "backend", "pg_stores_factory", "raw"]
+__all__ = ["Storage", "pg_stores_factory", "raw", "storage"]
 
-BackendName = Literal["files", "postgres"]
+StorageName = Literal["files", "postgres"]
 
 
 @dataclass
-class Backend:
-    name: BackendName
+class Storage:
+    name: StorageName
     tmp: Path
     open_pg: Callable[[], PgStores] | None = None
     pg: PgStores | None = field(default=None)
@@ -42,9 +42,9 @@ class Backend:
         if self.open_pg is not None and self.pg is None:
             self.pg = self.open_pg()
 
-    def replica(self) -> Backend:
+    def replica(self) -> Storage:
         """The same storage seen as another replica would see it."""
-        return Backend(self.name, self.tmp, self.open_pg)
+        return Storage(self.name, self.tmp, self.open_pg)
 
     def folders(self) -> Folders:
         if self.pg is None:
@@ -105,8 +105,8 @@ def pg_stores_factory(request: pytest.FixtureRequest) -> Iterator[Callable[[], P
 
 
 @pytest.fixture(params=["files", "postgres"])
-def backend(request: pytest.FixtureRequest, tmp_path: Path) -> Backend:
+def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Storage:
     if request.param == "files":
-        return Backend("files", tmp_path)
+        return Storage("files", tmp_path)
     opener: Callable[[], PgStores] = request.getfixturevalue("pg_stores_factory")
-    return Backend("postgres", tmp_path, opener)
+    return Storage("postgres", tmp_path, opener)

@@ -13,7 +13,7 @@ from memory.archive.database import NewMessage, SessionSpec
 from memory.archive.store import ArchiveStore
 from memory.skills.store import SkillStore
 from tests.memory.zygote import Zygote
-from tests.stores import Backend
+from tests.stores import Storage
 
 FIGURE = "memory scanner figure"
 
@@ -117,10 +117,10 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(backend: Backend) -> SkillStore:
+def store(storage: Storage) -> SkillStore:
     """The skills on both backends (a folder under ``tmp_path``, which is ``root``; and
     PostgreSQL)."""
-    return backend.skills(clock=lambda: 1_700_000_000.0)
+    return storage.skills(clock=lambda: 1_700_000_000.0)
 
 
 @pytest.fixture

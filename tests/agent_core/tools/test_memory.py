@@ -1,5 +1,5 @@
 """The memory tool's JSON (agent_core/tools/memory.py) over a real store, on both backends
-(``backend``: files in a temp directory, PostgreSQL); hand edits of files on disk, files only.
+(``storage``: files in a temp directory, PostgreSQL); hand edits of files on disk, files only.
 
 The store answers with typed outcomes (tests/memory/curated/test_store.py); these tests read
 what the model reads: ``outcome_json`` of each answer, and the tool's bytes.
@@ -16,15 +16,15 @@ import pytest
 from agent_core.tools.memory import SAVED_NOTE, memory_tool, outcome_json
 from memory import MAX_FAILURES_PER_TURN, MemoryLimits, MemoryStore, MemoryTurn, Target
 from memory.curated import Refused, Saved
-from tests.stores import Backend
+from tests.stores import Storage
 from tests.stores import raw as stored
 
 SUCCESS_KEYS = {"success", "done", "target", "usage", "entry_count", "message", "note"}
 
 
 @pytest.fixture
-def store(backend: Backend) -> MemoryStore:
-    return backend.memory("telegram-1", limits=MemoryLimits(memory=200, user=120))
+def store(storage: Storage) -> MemoryStore:
+    return storage.memory("telegram-1", limits=MemoryLimits(memory=200, user=120))
 
 
 @pytest.fixture
@@ -426,8 +426,8 @@ def test_one_entry_longer_than_the_whole_limit_is_drift(store: MemoryStore) -> N
 
 
 @pytest.fixture
-def gated(backend: Backend) -> MemoryStore:
-    return backend.memory("telegram-9", limits=MemoryLimits(200, 200), write_approval=True)
+def gated(storage: Storage) -> MemoryStore:
+    return storage.memory("telegram-9", limits=MemoryLimits(200, 200), write_approval=True)
 
 
 def direct_store(gated: MemoryStore) -> MemoryStore:

@@ -1,5 +1,5 @@
 """The pairing state: caps that evict instead of refusing, deny, block, and time left; on both
-backends (``backend``: the file on disk, a row in PostgreSQL)."""
+backends (``storage``: the file on disk, a row in PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -21,7 +21,7 @@ from gateway.pairing.store import (
     qualified_id,
     time_left,
 )
-from tests.stores import Backend
+from tests.stores import Storage
 
 
 class Clock:
@@ -46,8 +46,8 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def store(backend: Backend, clock: Clock) -> PairingStore:
-    return PairingStore(backend.pairing_documents(), clock=clock)
+def store(storage: Storage, clock: Clock) -> PairingStore:
+    return PairingStore(storage.pairing_documents(), clock=clock)
 
 
 def stored(store: PairingStore) -> dict[str, Any]:
@@ -113,7 +113,7 @@ def test_deny_drops_the_code_and_they_may_ask_again_within_the_cap(
 
 
 def test_block_is_silent_everywhere_persists_and_beats_allowlists(
-    backend: Backend, store: PairingStore, clock: Clock
+    storage: Storage, store: PairingStore, clock: Clock
 ) -> None:
     access = Access(
         allowed_users={"telegram": frozenset({"*"})},
@@ -130,7 +130,7 @@ def test_block_is_silent_everywhere_persists_and_beats_allowlists(
     assert set(listing.blocked) == {"telegram:7", "telegram:8", "telegram:1"}
     assert pending is not None and store.approve(pending.code) is None
     # a new process (a restart) reads the same state
-    auth = Auth(access, PairingStore(backend.replica().pairing_documents(), clock=clock))
+    auth = Auth(access, PairingStore(storage.replica().pairing_documents(), clock=clock))
     for who in ("7", "8"):
         for message in (dm(who), dm(who, "group")):
             verdict = auth.check(message)
@@ -196,8 +196,8 @@ def test_a_stranger_in_a_group_gets_no_code(store: PairingStore, clock: Clock) -
     assert store.listing().pending == ()
 
 
-def test_a_gateway_takes_only_the_welcomes_of_its_own_platforms(backend: Backend) -> None:
-    store = PairingStore(backend.pairing_documents())
+def test_a_gateway_takes_only_the_welcomes_of_its_own_platforms(storage: Storage) -> None:
+    store = PairingStore(storage.pairing_documents())
     ada = store.request("telegram:7", "Ada", "7")
     bob = store.request("discord:8", "Bob", "80")
     assert ada is not None and bob is not None

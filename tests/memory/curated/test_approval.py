@@ -10,12 +10,12 @@ import pytest
 
 from memory import MemoryLimits, MemoryStore, MemoryTurn
 from memory.curated import Refused, Staged, pending
-from tests.stores import Backend
+from tests.stores import Storage
 
 
 @pytest.fixture
-def gated(backend: Backend) -> MemoryStore:
-    return backend.memory("telegram-1", limits=MemoryLimits(60, 60), write_approval=True)
+def gated(storage: Storage) -> MemoryStore:
+    return storage.memory("telegram-1", limits=MemoryLimits(60, 60), write_approval=True)
 
 
 def direct_store(gated: MemoryStore) -> MemoryStore:

@@ -1,4 +1,4 @@
-"""The curated store (MemoryStore) on both backends (``backend``: real files in a temp
+"""The curated store (MemoryStore) on both backends (``storage``: real files in a temp
 directory, and PostgreSQL): the file format, the typed outcomes of its operations, snapshots,
 people and scope; on files only, what only files have (hand edits on disk, modes, locks).
 
@@ -22,15 +22,15 @@ from memory import (
     Target,
 )
 from memory.curated import Change, Done, Refused, Saved, Staged
-from tests.stores import Backend
+from tests.stores import Storage
 from tests.stores import raw as stored
 
 LIMITS = MemoryLimits(memory=200, user=120)
 
 
 @pytest.fixture
-def store(backend: Backend) -> MemoryStore:
-    return backend.memory("telegram-1", limits=LIMITS)
+def store(storage: Storage) -> MemoryStore:
+    return storage.memory("telegram-1", limits=LIMITS)
 
 
 @pytest.fixture
@@ -96,8 +96,8 @@ def test_a_refusal_says_why_and_what_the_model_may_see(store: MemoryStore) -> No
     assert final.current_entries is None and final.usage is None
 
 
-def test_with_write_approval_a_write_is_staged(backend: Backend) -> None:
-    gated = backend.memory("telegram-2", write_approval=True)
+def test_with_write_approval_a_write_is_staged(storage: Storage) -> None:
+    gated = storage.memory("telegram-2", write_approval=True)
     turn = MemoryTurn()
     staged = gated.call({"action": "add", "content": "likes jazz"}, turn)
     assert isinstance(staged, Staged) and staged.target == "memory"
@@ -171,8 +171,8 @@ def test_files_are_private_and_no_temp_files_remain(file_store: MemoryStore) -> 
 # -- people and scope ----------------------------------------------------------------------
 
 
-def test_each_person_has_a_separate_store(backend: Backend) -> None:
-    stores = backend.memory_stores()
+def test_each_person_has_a_separate_store(storage: Storage) -> None:
+    stores = storage.memory_stores()
     alice, bob = stores.for_person("telegram-1"), stores.for_person("discord-2")
     alice.call({"action": "add", "target": "user", "content": "Alice likes tea"}, MemoryTurn())
     assert bob.entries("user") == []
@@ -186,8 +186,8 @@ def test_unsafe_person_ids_are_refused(tmp_path: Path, person: str) -> None:
         MemoryStores(tmp_path).for_person(person)
 
 
-def test_shared_scope_maps_everyone_to_one_store(backend: Backend) -> None:
-    stores = backend.memory_stores(scope="shared")
+def test_shared_scope_maps_everyone_to_one_store(storage: Storage) -> None:
+    stores = storage.memory_stores(scope="shared")
     one, other = stores.for_person("telegram-1"), stores.for_person("discord-2")
     assert one.documents.where == other.documents.where and one.person == "shared"
     add(one, "the team deploys on Fridays")

@@ -1,5 +1,5 @@
 """The ``Documents`` contract (memory/documents/), one suite over both implementations: a
-folder on disk and rows in PostgreSQL (``backend``). Another replica is another pool."""
+folder on disk and rows in PostgreSQL (``storage``). Another replica is another pool."""
 
 from __future__ import annotations
 
@@ -8,11 +8,11 @@ import threading
 import pytest
 
 from memory.documents import Conflict
-from tests.stores import Backend
+from tests.stores import Storage
 
 
-def test_a_write_is_a_compare_and_swap_on_the_version(backend: Backend) -> None:
-    docs = backend.documents()
+def test_a_write_is_a_compare_and_swap_on_the_version(storage: Storage) -> None:
+    docs = storage.documents()
     missing = docs.read("a.md")
     assert missing.raw is None and missing.version is None and not missing.exists
     docs.write("a.md", b"one", expected=None)
@@ -27,17 +27,17 @@ def test_a_write_is_a_compare_and_swap_on_the_version(backend: Backend) -> None:
     assert docs.version("a.md") == docs.read("a.md").version != first.version
 
 
-def test_another_replica_reads_the_same_documents(backend: Backend) -> None:
-    docs = backend.documents("p")
+def test_another_replica_reads_the_same_documents(storage: Storage) -> None:
+    docs = storage.documents("p")
     docs.write("x.json", '{"é": 1}'.encode(), expected=None)
-    other = backend.replica().documents("p")
+    other = storage.replica().documents("p")
     assert other.read("x.json").raw == '{"é": 1}'.encode()
     assert other.names() == ["x.json"]
-    assert backend.documents("q").names() == []  # folders are apart
+    assert storage.documents("q").names() == []  # folders are apart
 
 
-def test_names_delete_and_set_aside(backend: Backend) -> None:
-    docs = backend.documents()
+def test_names_delete_and_set_aside(storage: Storage) -> None:
+    docs = storage.documents()
     for name in ("b.md", "a.md", "c.json"):
         docs.write(name, b"text", expected=None)
     with docs.exclusive("a.md"):
@@ -53,16 +53,16 @@ def test_names_delete_and_set_aside(backend: Backend) -> None:
     assert docs.read("c.json").raw is None
 
 
-def test_a_backup_is_kept_once_per_content(backend: Backend) -> None:
-    docs = backend.documents()
+def test_a_backup_is_kept_once_per_content(storage: Storage) -> None:
+    docs = storage.documents()
     first = docs.backup("m.md", b"hand edit", now=1_700_000_000)
     assert docs.backup("m.md", b"hand edit", now=1_700_000_100) == first
     second = docs.backup("m.md", b"another", now=1_700_000_200)
     assert second != first
 
 
-def test_exclusive_keeps_out_another_replica_until_it_ends(backend: Backend) -> None:
-    mine, theirs = backend.documents(), backend.replica().documents()
+def test_exclusive_keeps_out_another_replica_until_it_ends(storage: Storage) -> None:
+    mine, theirs = storage.documents(), storage.replica().documents()
     inside, release = threading.Event(), threading.Event()
     log: list[str] = []
 
@@ -92,10 +92,10 @@ def test_exclusive_keeps_out_another_replica_until_it_ends(backend: Backend) -> 
     assert log == ["first in", "first out", "second in"]
 
 
-def test_sections_nest_in_one_thread(backend: Backend) -> None:
-    docs = backend.documents()
+def test_sections_nest_in_one_thread(storage: Storage) -> None:
+    docs = storage.documents()
     with docs.exclusive("PENDING.json"), docs.exclusive("MEMORY.md"):
         docs.write("PENDING.json", b"{}", expected=None)
         docs.write("MEMORY.md", b"entry", expected=None)
         assert docs.read("MEMORY.md").raw == b"entry"  # read inside sees its own write
-    assert backend.replica().documents().names() == ["MEMORY.md", "PENDING.json"]
+    assert storage.replica().documents().names() == ["MEMORY.md", "PENDING.json"]
