@@ -78,5 +78,6 @@ def umask(request: pytest.FixtureRequest) -> Iterator[int]:
 
 
 # PostgreSQL and Redis for the scale-out tests (skipped, saying how, where they do not answer);
-# the archive on both backends (``store``).
-pytest_plugins = ["tests.services", "tests.archives"]
+# the archive on both backends (``archive_store``); curated memory, skills and pairing on both
+# (``storage``).
+pytest_plugins = ["tests.services", "tests.archives", "tests.stores"]

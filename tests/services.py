@@ -19,11 +19,11 @@ import os
 import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from urllib.parse import quote
+from urllib.parse import quote, unquote
 
 import pytest
 
-__all__ = ["RedisTarget", "postgres_dsn", "postgres_schema", "redis_target"]
+__all__ = ["RedisTarget", "libpq_conninfo", "postgres_dsn", "postgres_schema", "redis_target"]
 
 POSTGRES_DSN = os.environ.get(
     "MNEMO_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test"
@@ -118,6 +118,16 @@ async def postgres_dsn() -> AsyncIterator[str]:
     """A DSN whose ``search_path`` is a fresh schema, dropped after the test."""
     async with postgres_schema() as dsn:
         yield dsn
+
+
+def libpq_conninfo(dsn: str) -> str:
+    """``postgres_dsn`` for libpq (psycopg): libpq refuses the ``search_path`` URI parameter
+    that asyncpg passes on as a setting, so it goes in ``options`` (``-c search_path=…``)."""
+    base, _, query = dsn.partition("?")
+    params = [p for p in query.split("&") if p]
+    moved = [f"options={quote('-c ' + unquote(p))}" for p in params if p.startswith("search_path=")]
+    kept = [p for p in params if not p.startswith("search_path=")]
+    return base + ("?" + "&".join(kept + moved) if kept or moved else "")
 
 
 @dataclass(frozen=True, slots=True)

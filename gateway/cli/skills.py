@@ -73,7 +73,7 @@ def _list(args: argparse.Namespace, paths: Paths, config: Config) -> int:
                 "tags": list(s.tags),
                 "version": s.version,
                 "platforms": list(s.platforms),
-                "path": str(s.directory),
+                "path": s.location,
             }
             for s in skills
         ]

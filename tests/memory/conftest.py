@@ -13,6 +13,7 @@ from memory.archive.database import NewMessage, SessionSpec
 from memory.archive.store import ArchiveStore
 from memory.skills.store import SkillStore
 from tests.memory.zygote import Zygote
+from tests.stores import Storage
 
 FIGURE = "memory scanner figure"
 
@@ -116,5 +117,13 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(root: Path) -> SkillStore:
+def store(storage: Storage) -> SkillStore:
+    """The skills on both backends (a folder under ``tmp_path``, which is ``root``; and
+    PostgreSQL)."""
+    return storage.skills(clock=lambda: 1_700_000_000.0)
+
+
+@pytest.fixture
+def file_store(root: Path) -> SkillStore:
+    """The skills in the folder ``root`` only: for what only files have."""
     return SkillStore(root, clock=lambda: 1_700_000_000.0)
