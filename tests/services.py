@@ -3,10 +3,10 @@
 Each test that asks for ``postgres_dsn`` gets a schema of its own in the database that
 ``MNEMO_TEST_POSTGRES_DSN`` names (default: the ``test`` database on 127.0.0.1:5432 as
 ``postgres``, trust auth), dropped afterwards; the DSN it gets sets ``search_path`` to that
-schema (then ``public``, where ``pg_trgm`` lives) and ``application_name`` to its name, so
-code under test needs no knowledge of it. ``redis_target`` gives the URL
-(``MNEMO_TEST_REDIS_URL``, default 127.0.0.1:6379 db 0) and a key prefix of the test's own;
-every key under it is deleted afterwards.
+schema, then ``public`` where ``pg_trgm`` lives (in ``options``, which asyncpg and libpq both
+read), and ``application_name`` to its name, so code under test needs no knowledge of it.
+``redis_target`` gives the URL (``MNEMO_TEST_REDIS_URL``, default 127.0.0.1:6379 db 0) and a
+key prefix of the test's own; every key under it is deleted afterwards.
 
 Where a service does not answer, these tests skip with one line that says how to run them;
 ``.ci/run`` checks that both answer first, so CI never skips them.
@@ -19,11 +19,11 @@ import os
 import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
-from urllib.parse import quote, unquote
+from urllib.parse import quote
 
 import pytest
 
-__all__ = ["RedisTarget", "libpq_conninfo", "postgres_dsn", "postgres_schema", "redis_target"]
+__all__ = ["RedisTarget", "postgres_dsn", "postgres_schema", "redis_target"]
 
 POSTGRES_DSN = os.environ.get(
     "MNEMO_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test"
@@ -99,7 +99,7 @@ async def postgres_schema() -> AsyncIterator[str]:
         await admin.execute(f'CREATE SCHEMA "{schema}"')
         separator = "&" if "?" in POSTGRES_DSN else "?"
         yield (
-            f"{POSTGRES_DSN}{separator}search_path={quote(schema + ',public')}"
+            f"{POSTGRES_DSN}{separator}options={quote(f'-c search_path={schema},public')}"
             f"&application_name={schema}"
         )
     finally:
@@ -118,16 +118,6 @@ async def postgres_dsn() -> AsyncIterator[str]:
     """A DSN whose ``search_path`` is a fresh schema, dropped after the test."""
     async with postgres_schema() as dsn:
         yield dsn
-
-
-def libpq_conninfo(dsn: str) -> str:
-    """``postgres_dsn`` for libpq (psycopg): libpq refuses the ``search_path`` URI parameter
-    that asyncpg passes on as a setting, so it goes in ``options`` (``-c search_path=…``)."""
-    base, _, query = dsn.partition("?")
-    params = [p for p in query.split("&") if p]
-    moved = [f"options={quote('-c ' + unquote(p))}" for p in params if p.startswith("search_path=")]
-    kept = [p for p in params if not p.startswith("search_path=")]
-    return base + ("?" + "&".join(kept + moved) if kept or moved else "")
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,6 @@ from memory import MemoryStore, MemoryStores, Target
 from memory.curated import FILE_NAMES
 from memory.documents import Documents, FileDocuments, FileFolders, Folders
 from memory.skills import DocumentTree, SkillStore
-from tests.services import libpq_conninfo
 
 if TYPE_CHECKING:
     from memory.documents.postgres import PgStores
@@ -91,9 +90,7 @@ def pg_stores_factory(request: pytest.FixtureRequest) -> Iterator[Callable[[], P
     pools: list[ConnectionPool[Any]] = []
 
     def open_stores() -> PgStores:
-        pool: ConnectionPool[Any] = ConnectionPool(
-            libpq_conninfo(dsn), min_size=1, max_size=4, open=True
-        )
+        pool: ConnectionPool[Any] = ConnectionPool(dsn, min_size=1, max_size=4, open=True)
         pools.append(pool)
         return PgStores(pool)
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -97,7 +98,10 @@ def register(commands: Any) -> None:
 
 
 def _stores(paths: Paths, config: Config) -> MemoryStores:
-    return memory_stores(paths, config)
+    from gateway.storage import shared_documents
+
+    shared = shared_documents(config, os.environ)
+    return memory_stores(paths if shared is None else shared.memory(), config)
 
 
 def _one(args: argparse.Namespace, stores: MemoryStores, *, direct: bool = False) -> MemoryStore:

@@ -120,8 +120,8 @@ def _run(args: argparse.Namespace, paths: Paths, config: Config) -> int:
 async def _serve(paths: Paths, config: Config, adapters: dict[str, Adapter], model: Any) -> int:
     from gateway.ops_http import OpsServer
     from gateway.provider import open_provider
+    from gateway.storage import open_storage
     from gateway.wiring import access, build_gateway, close_model, gateway_settings
-    from memory.archive import Archive
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -147,14 +147,14 @@ async def _serve(paths: Paths, config: Config, adapters: dict[str, Adapter], mod
     # connect), then the gateway (a start that fails stops what it started).
     async with contextlib.AsyncExitStack() as parts:
         parts.push_async_callback(close_model, model)
-        archive = await parts.enter_async_context(await Archive.open(paths.state_db))
+        storage = await parts.enter_async_context(open_storage(paths, config, os.environ))
         provider = await parts.enter_async_context(
-            open_provider(config, archive=archive, model=model)
+            open_provider(config, archive=storage.archive, model=model)
         )
         gateway = build_gateway(
             paths=paths,
             config=config,
-            archive=archive,
+            storage=storage,
             model=model,
             adapters=adapters,
             provider=provider,

@@ -59,6 +59,7 @@ from gateway.config.memory import (
 )
 from gateway.config.storage import StorageConfig
 from memory import MemoryLimits, MemoryStores
+from memory.documents import Folders
 
 __all__ = [
     "AgentConfig",
@@ -317,11 +318,12 @@ def resolve_paths(
     return Paths(home_path, home_path / "config.yaml", explicit_config=False)
 
 
-def memory_stores(paths: Paths, config: Config) -> MemoryStores:
-    """Every person's curated memory, as ``config.memory`` lays it out (no I/O yet)."""
+def memory_stores(where: Paths | Folders, config: Config) -> MemoryStores:
+    """Every person's curated memory, as ``config.memory`` lays it out (no I/O yet): in the
+    home's ``memories/`` folder, or in the ``Folders`` of another backend."""
     mem = config.memory
     return MemoryStores(
-        paths.memories,
+        where.memories if isinstance(where, Paths) else where,
         limits=MemoryLimits(memory=mem.memory_char_limit, user=mem.user_char_limit),
         scope=mem.scope,
         write_approval=mem.write_approval,

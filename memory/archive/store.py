@@ -20,7 +20,7 @@ a session to leave out, and whether tool output counts; each backend renders it 
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable, Iterable, Sequence
+from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
@@ -103,7 +103,7 @@ class ArchiveStore(Protocol):
         progress: Callable[[int, int], None] | None = None,
     ) -> ImportReport: ...
 
-    def export_records(self, *, viewer: str | None) -> AsyncIterator[dict[str, Any]]: ...
+    def export_records(self, *, viewer: str | None) -> AsyncGenerator[dict[str, Any]]: ...
 
     async def check(self) -> list[str]: ...
 

@@ -57,10 +57,17 @@ log = logging.getLogger(__name__)
 Pool = ConnectionPool[Connection[TupleRow]]
 
 
-def open_pool(conninfo: str, *, max_size: int = 8, name: str = "mnemo-stores") -> Pool:
-    """A pool for ``PgStores``, open and checked (the conninfo is never logged)."""
+def open_pool(
+    conninfo: str, *, max_size: int = 8, name: str = "mnemo-stores", timeout_s: float = 10.0
+) -> Pool:
+    """A pool for ``PgStores``, open and checked within ``timeout_s`` (else
+    ``psycopg_pool.PoolTimeout``, the pool closed); the conninfo is never logged."""
     pool: Pool = ConnectionPool(conninfo, min_size=1, max_size=max_size, name=name, open=True)
-    pool.wait()
+    try:
+        pool.wait(timeout=timeout_s)
+    except BaseException:
+        pool.close()
+        raise
     return pool
 
 

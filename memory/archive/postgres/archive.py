@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import AsyncIterator, Callable, Coroutine, Iterable, Sequence
+from collections.abc import AsyncGenerator, Callable, Coroutine, Iterable, Sequence
 from datetime import UTC, datetime
 from typing import Any, TypeVar
 
@@ -323,7 +323,7 @@ class PgArchive:
         all validated first, then written in transactions of ``batch``; idempotent."""
         return await import_records(self.pool, lines, batch=batch, progress=progress)
 
-    async def export_records(self, *, viewer: str | None) -> AsyncIterator[dict[str, Any]]:
+    async def export_records(self, *, viewer: str | None) -> AsyncGenerator[dict[str, Any]]:
         """The user and assistant messages in the import shape, oldest first."""
         where = "m.role IN ('user', 'assistant')"
         args: list[object] = []

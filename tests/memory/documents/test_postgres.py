@@ -100,9 +100,8 @@ def test_a_backup_needs_no_second_pooled_connection(postgres_dsn: str) -> None:
 
     from memory import MemoryStore, MemoryTurn
     from memory.curated import Refused
-    from tests.services import libpq_conninfo
 
-    with ConnectionPool(libpq_conninfo(postgres_dsn), min_size=1, max_size=1, timeout=5) as pool:
+    with ConnectionPool(postgres_dsn, min_size=1, max_size=1, timeout=5) as pool:
         stores = PgStores(pool)
         store = MemoryStore(stores.memory().folder("telegram-1"), person="telegram-1")
         assert store.call({"action": "add", "content": "alpha"}, MemoryTurn()).ok
