@@ -52,7 +52,7 @@ from agent_core.tools import (
     skill_tools,
 )
 from memory import MemoryStores, MemoryTurn
-from memory.archive import Archive, NewMessage, SessionSpec, new_session_id
+from memory.archive import ArchiveStore, NewMessage, SessionSpec, new_session_id
 from memory.providers import Exchange, SessionEnd, Subject
 from memory.scan import scan
 from memory.skills import SkillStore
@@ -69,7 +69,7 @@ class Agent:
         self,
         *,
         model: Model,
-        archive: Archive,
+        archive: ArchiveStore,
         stores: MemoryStores,
         home: Path,
         settings: AgentSettings | None = None,

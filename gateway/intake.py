@@ -34,7 +34,7 @@ from adapters.base import Adapter
 from adapters.messages import InboundMessage
 from gateway.auth import Auth
 from gateway.coordination import CLAIM_TTL_S, CoordinationError, Coordinator
-from gateway.ledger import Inbound, Ledger
+from gateway.ledger import DeliveryLedger, Inbound
 from gateway.limits import Budgets
 from gateway.metrics import Metrics
 from gateway.pairing import PairingDesk
@@ -55,7 +55,7 @@ class Intake:
         *,
         auth: Auth,
         adapters: Mapping[str, Adapter],
-        ledger: Ledger,
+        ledger: DeliveryLedger,
         router: Router,
         budgets: Budgets,
         pairing_desk: PairingDesk,

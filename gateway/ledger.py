@@ -30,11 +30,19 @@ import sqlite3
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from memory.archive import Archive
 
-__all__ = ["Inbound", "Ledger", "OutboxKind", "OutboxRow", "Outgoing"]
+__all__ = [
+    "DeliveryLedger",
+    "Inbound",
+    "Ledger",
+    "OutboxKind",
+    "OutboxRow",
+    "Outgoing",
+    "outbox_row",
+]
 
 RETENTION_S = 14 * 86_400
 
@@ -77,7 +85,7 @@ _OUTBOX_COLUMNS = (
 )
 
 
-def _outbox_row(row: Sequence[object]) -> OutboxRow:
+def outbox_row(row: Sequence[object]) -> OutboxRow:
     buttons = tuple((str(a), str(b)) for a, b in json.loads(str(row[7])))
     return OutboxRow(
         id=int(row[0]),  # type: ignore[call-overload]
@@ -118,6 +126,24 @@ class Outgoing:
     buttons: tuple[tuple[str, str], ...] = ()
     session_key: str | None = None
     kind: OutboxKind = "reply"
+
+
+class DeliveryLedger(Protocol):
+    """What the gateway asks of a delivery ledger: ``Ledger`` (SQLite, one process) and
+    ``gateway.ledger_postgres.PgLedger`` (PostgreSQL, shared by replicas)."""
+
+    async def accept(self, item: Inbound) -> bool: ...
+    async def finish(self, keys: Sequence[str]) -> None: ...
+    async def interrupted(self) -> list[Inbound]: ...
+    async def enqueue(self, outgoing: Outgoing, *, answers: Sequence[str] = ()) -> OutboxRow: ...
+    async def get(self, outbox_id: int) -> OutboxRow | None: ...
+    async def progress(self, outbox_id: int, chunks_sent: int, error: str | None) -> None: ...
+    async def delivered(self, outbox_id: int, chunks_sent: int) -> None: ...
+    async def mark_sent(self, outbox_id: int) -> None: ...
+    async def mark_failed(self, outbox_id: int, error: str) -> None: ...
+    async def pending(self, platform: str | None = None) -> list[OutboxRow]: ...
+    async def counts(self) -> dict[str, int]: ...
+    async def prune(self, now: float | None = None) -> int: ...
 
 
 class Ledger:
@@ -216,7 +242,7 @@ class Ledger:
                 f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE id = ?",  # noqa: S608
                 (outbox_id,),
             ).fetchone()
-            return None if row is None else _outbox_row(row)
+            return None if row is None else outbox_row(row)
 
         return await self.archive.transact(run)
 
@@ -265,7 +291,7 @@ class Ledger:
                 f"SELECT {_OUTBOX_COLUMNS} FROM outbox WHERE {where} ORDER BY id",  # noqa: S608
                 params,
             ).fetchall()
-            return [_outbox_row(row) for row in rows]
+            return [outbox_row(row) for row in rows]
 
         return await self.archive.transact(run)
 

@@ -37,7 +37,7 @@ from adapters.messages import InboundMessage
 from gateway.commands import parse_command
 from gateway.coordination import CoordinationError, Coordinator
 from gateway.pairing import time_left
-from memory.archive import Archive
+from memory.archive import ArchiveStore
 
 __all__ = [
     "LIMIT_KINDS",
@@ -112,7 +112,7 @@ def _clock_time(at: float) -> str:
 class Budgets:
     def __init__(
         self,
-        archive: Archive,
+        archive: ArchiveStore,
         limits: Limits,
         *,
         clock: Callable[[], float] = time.time,

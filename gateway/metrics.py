@@ -35,6 +35,8 @@ Metric names (counters get ``_total`` in the exposition)::
     mnemo_redeliveries_total                  updates dropped as already answered
     mnemo_limited_total{platform,limit}       messages not run: over a budget (turns | tokens)
     mnemo_updates_skipped_total{platform,reason}  updates skipped: unparsable | unnormalisable
+    mnemo_webhook_refused_total{platform,reason}  webhook posts refused: secret |
+                                              content_type | body (``watch_refused``)
     mnemo_memory_chars_max{file}              file: MEMORY.md | USER.md
     mnemo_memory_chars_sum{file}
     mnemo_memory_stores
@@ -54,8 +56,7 @@ import contextlib
 import functools
 import logging
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal, ParamSpec, Protocol, get_args
+from typing import TYPE_CHECKING, Literal, ParamSpec, Protocol, get_args, runtime_checkable
 
 from prometheus_client import (
     CollectorRegistry,
@@ -85,8 +86,8 @@ __all__ = [
     "TURN_BUCKETS",
     "Metrics",
     "Outcome",
+    "RefusalSource",
     "SkipSource",
-    "archive_bytes",
     "memory_usage",
 ]
 
@@ -113,6 +114,15 @@ class SkipSource(Protocol):
 
     @property
     def skipped(self) -> Mapping[SkipReason, int]: ...
+
+
+@runtime_checkable
+class RefusalSource(Protocol):
+    """What ``watch_refused`` reads: a webhook adapter's posts refused, by reason (the
+    Telegram adapter has it; ``Gateway`` watches every adapter that does)."""
+
+    @property
+    def webhook_refused(self) -> Mapping[str, int]: ...
 
 
 def _never_raises(method: Callable[_P, None]) -> Callable[_P, None]:
@@ -155,6 +165,30 @@ class _Skipped(Collector):
                 counts = self._last.get(platform, {})
             for reason in SKIP_REASONS:
                 family.add_metric([platform, reason], max(0, counts.get(reason, 0)))
+        yield family
+
+
+class _Refused(Collector):
+    """``mnemo_webhook_refused_total``, read from each webhook adapter when collected."""
+
+    def __init__(self) -> None:
+        self.sources: dict[str, RefusalSource] = {}
+
+    def collect(self) -> Iterator[Metric]:
+        family = CounterMetricFamily(
+            "mnemo_webhook_refused",
+            "Webhook posts refused: a missing or wrong secret token (secret), not JSON by "
+            "its content type (content_type) or its body (body).",
+            labels=["platform", "reason"],
+        )
+        for platform, source in sorted(self.sources.items()):
+            try:
+                counts = dict(source.webhook_refused)
+            except Exception:  # never break a scrape
+                log.warning("metrics: reading the webhook refusals of %s failed", platform)
+                continue
+            for reason, count in sorted(counts.items()):
+                family.add_metric([platform, reason], max(0, count))
         yield family
 
 
@@ -247,7 +281,9 @@ class Metrics:
             "mnemo_outbox_pending", "Replies persisted but not yet delivered.", registry=reg
         )
         self._archive_bytes = Gauge(
-            "mnemo_archive_bytes", "Size of the state database on disk.", registry=reg
+            "mnemo_archive_bytes",
+            "Size of the archive in its store (file and WAL, or tables).",
+            registry=reg,
         )
         self._live_sessions = Gauge(
             "mnemo_live_sessions", "Sessions with a live queue in this process.", registry=reg
@@ -279,6 +315,8 @@ class Metrics:
             self._coordination_errors.labels(op=op)
         self._skipped = _Skipped()
         reg.register(self._skipped)
+        self._refused = _Refused()
+        reg.register(self._refused)
         for kind in ("prompt", "cached", "completion"):
             self._tokens.labels(kind=kind)
         for result in ("saved", "nothing"):
@@ -372,6 +410,11 @@ class Metrics:
         made) as ``mnemo_updates_skipped_total{platform,reason}``, read at each scrape."""
         self._skipped.sources[platform] = source
 
+    def watch_refused(self, platform: str, source: RefusalSource) -> None:
+        """Export ``source.webhook_refused`` as ``mnemo_webhook_refused_total{platform,
+        reason}``, read at each scrape."""
+        self._refused.sources[platform] = source
+
     def value(self, name: str, **labels: str) -> float:
         """A sample's current value (0 when it has none yet): for /admin stats and tests,
         so nothing keeps a second count beside the registry."""
@@ -419,15 +462,6 @@ class Metrics:
     def render(self) -> bytes:
         """The Prometheus text exposition (format 0.0.4) of every metric."""
         return generate_latest(self.registry)
-
-
-def archive_bytes(path: Path) -> int:
-    """The archive's size on disk: the database and its write-ahead log."""
-    total = 0
-    for part in (path, path.with_name(path.name + "-wal")):
-        with contextlib.suppress(OSError):
-            total += part.stat().st_size
-    return total
 
 
 def memory_usage(stores: MemoryStores) -> list[tuple[str, str, int]]:

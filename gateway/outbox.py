@@ -41,7 +41,7 @@ import asyncio
 import logging
 import random
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
 
@@ -55,7 +55,7 @@ from adapters.base import (
 )
 from adapters.messages import OutboundMessage
 from gateway.coordination import CoordinationError, Coordinator
-from gateway.ledger import Ledger, OutboxRow, Outgoing
+from gateway.ledger import DeliveryLedger, OutboxRow, Outgoing
 
 __all__ = ["EDIT", "Delivery", "DeliveryPolicy", "Outbox"]
 
@@ -80,7 +80,7 @@ class DeliveryPolicy:
 class Outbox:
     def __init__(
         self,
-        ledger: Ledger,
+        ledger: DeliveryLedger,
         adapters: Mapping[str, Adapter],
         *,
         policy: DeliveryPolicy | None = None,
@@ -202,7 +202,11 @@ class Outbox:
     async def flush(self, platform: str | None = None) -> int:
         """Deliver every pending reply (chats concurrently, in order within a chat);
         the number delivered."""
-        rows = await self.ledger.pending(platform)
+        return await self.deliver_rows(await self.ledger.pending(platform))
+
+    async def deliver_rows(self, rows: Sequence[OutboxRow]) -> int:
+        """Deliver these stored replies (chats concurrently, in order within a chat); the
+        number delivered. Rows of a platform this gateway does not run are left pending."""
         by_chat: dict[tuple[str, str, str | None], list[OutboxRow]] = {}
         for row in rows:
             if row.platform in self.adapters:

@@ -21,7 +21,7 @@ from agent_core.card import ModelCardWriter
 from agent_core.models import Model
 from agent_core.recall import RecallSettings
 from gateway.config import Config, ConfigError
-from memory.archive import Archive
+from memory.archive import Archive, ArchiveStore
 from memory.providers import Provider, ProviderError, Subject
 
 __all__ = ["PROVIDERS", "health", "open_provider", "recall_settings"]
@@ -58,7 +58,7 @@ def recall_settings(config: Config) -> RecallSettings:
 async def open_provider(
     config: Config,
     *,
-    archive: Archive,
+    archive: ArchiveStore,
     model: Model | None,
     environ: Mapping[str, str] | None = None,
     index: bool = True,
@@ -91,7 +91,7 @@ async def open_provider(
 def _build(
     config: Config,
     *,
-    archive: Archive,
+    archive: ArchiveStore,
     model: Model | None,
     environ: Mapping[str, str] | None,
     threads: int = 1,
@@ -100,6 +100,8 @@ def _build(
     options = config.memory.provider_options
     env = os.environ if environ is None else environ
     if kind == "local":
+        if not isinstance(archive, Archive):  # preflight says so first; this is the guard
+            raise ValueError("the local provider keeps its vectors in state.db: storage sqlite")
         from memory.providers.local import (  # noqa: PLC0415 - numpy & co. only when chosen
             Embedder,
             LocalProvider,

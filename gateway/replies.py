@@ -34,7 +34,7 @@ from adapters.messages import Button, InboundMessage
 from agent_core.review import ReviewOutcome
 from gateway.approvals import Card, cards, decider
 from gateway.commands import CommandReply, answered_privately
-from gateway.ledger import Inbound, Ledger, OutboxKind, Outgoing
+from gateway.ledger import DeliveryLedger, Inbound, OutboxKind, Outgoing
 from gateway.outbox import EDIT, Delivery, Outbox
 from gateway.pairing import PairingStore
 from gateway.sessions import SessionKey
@@ -68,7 +68,7 @@ class Replies:
         self,
         *,
         outbox: Outbox,
-        ledger: Ledger,
+        ledger: DeliveryLedger,
         adapters: Mapping[str, Adapter],
         track: Track,
         stores: MemoryStores,

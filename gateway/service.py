@@ -53,18 +53,20 @@ from gateway.coordination import (
     NoEvents,
 )
 from gateway.intake import Intake
-from gateway.ledger import Ledger
+from gateway.ledger import DeliveryLedger, Ledger
 from gateway.limits import Budgets
 from gateway.logs import redact
-from gateway.metrics import Metrics, archive_bytes, memory_usage
+from gateway.metrics import Metrics, RefusalSource, memory_usage
 from gateway.outbox import Outbox
 from gateway.pairing import PairingDesk
 from gateway.prefetch import EarlyRecall
+from gateway.replicas import Replicated, ReplicaWatch
 from gateway.replies import Replies
 from gateway.router import Router
 from gateway.sessions import Sessions
 from gateway.settings import GatewaySettings
 from gateway.turns import Turns
+from memory.archive import Archive
 
 __all__ = ["Gateway"]
 
@@ -81,9 +83,11 @@ class Gateway:
         settings: GatewaySettings | None = None,
         metrics: Metrics | None = None,
         clock: Callable[[], float] = time.time,
+        ledger: DeliveryLedger | None = None,
         coordinator: Coordinator | None = None,
     ) -> None:
         """``clock`` (unix time) measures budgets and what strangers are told of their code;
+        ``ledger`` is a shared one when several replicas run (default: in the archive);
         ``coordinator`` is shared with the other replicas (default: this process alone)."""
         self.agent = agent
         self.metrics = metrics or Metrics(platforms=adapters, process=False)  # tests' default
@@ -94,8 +98,14 @@ class Gateway:
         self.adapters = dict(adapters)
         for name, adapter in self.adapters.items():  # read at scrape time
             self.metrics.watch_skips(name, adapter)
+            if isinstance(adapter, RefusalSource):  # a webhook (Telegram)
+                self.metrics.watch_refused(name, adapter)
         self.settings = settings or GatewaySettings()
-        self.ledger = Ledger(agent.archive)
+        if ledger is None:
+            if not isinstance(agent.archive, Archive):
+                raise TypeError("an archive on PostgreSQL needs the ledger beside it (PgLedger)")
+            ledger = Ledger(agent.archive)
+        self.ledger: DeliveryLedger = ledger
         self.outbox = Outbox(
             self.ledger,
             self.adapters,
@@ -172,6 +182,7 @@ class Gateway:
         self._running = False
         self._tasks: set[asyncio.Task[Any]] = set()
         self._started: list[Adapter] = []
+        self.watch: ReplicaWatch | None = None  # with a ledger shared by replicas, once started
 
     # -- what adapters and the console call -----------------------------------------------
 
@@ -233,6 +244,13 @@ class Gateway:
         delivered = await self.outbox.flush()
         if delivered:
             log.info("delivered %d reply(ies) a restart had left unsent", delivered)
+        if isinstance(self.ledger, Replicated):
+            self.watch = ReplicaWatch(
+                self.ledger,
+                tell_interrupted=self.replies.restarted,
+                deliver=self.outbox.deliver_rows,
+            )
+            self._track(self.watch.run(), "watch:replicas")
 
     async def stop(self) -> None:
         """Stop intake, drain running turns, await background work, flush, disconnect. The
@@ -253,6 +271,8 @@ class Gateway:
             await self._await_tasks(self.settings.drain_timeout_s)
             self.pairing_desk.notices.close()
             await self.outbox.flush()
+            if isinstance(self.ledger, Replicated):
+                await self.ledger.leave()  # what is left is the others' to take, at once
         finally:
             for adapter in reversed(self._started):
                 try:
@@ -313,7 +333,7 @@ class Gateway:
         metrics.set_queue_depth(self.router.queued)
         metrics.set_live_sessions(len(self.sessions))
         metrics.set_outbox_pending((await self.ledger.counts()).get("pending", 0))
-        metrics.set_archive_bytes(await asyncio.to_thread(archive_bytes, self.agent.archive.path))
+        metrics.set_archive_bytes(await self.agent.archive.size_bytes())
         metrics.set_memory(await asyncio.to_thread(memory_usage, self.agent.stores))
         await self._coordination()  # mnemo_coordination_up
 

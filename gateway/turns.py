@@ -26,7 +26,7 @@ from agent_core.agent import Agent, Conversation
 from agent_core.review import ReviewOutcome
 from gateway.auth import Auth
 from gateway.commands import CommandReply, CommandRequest, Commands, parse_command
-from gateway.ledger import Ledger
+from gateway.ledger import DeliveryLedger
 from gateway.metrics import Metrics
 from gateway.prefetch import EarlyRecall
 from gateway.replies import Replies, Track
@@ -54,7 +54,7 @@ class Turns:
         sessions: Sessions,
         commands: Commands,
         replies: Replies,
-        ledger: Ledger,
+        ledger: DeliveryLedger,
         metrics: Metrics,
         track: Track,
         notify: Callable[[], Notify],

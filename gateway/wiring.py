@@ -16,6 +16,7 @@ from agent_core.recall import Recall
 from gateway.auth import Access, Auth, PairingStore
 from gateway.config import Config, ConfigError, Paths, PlatformConfig, memory_stores
 from gateway.coordination import Coordinator
+from gateway.ledger import DeliveryLedger
 from gateway.limits import Limits
 from gateway.logs import redact
 from gateway.metrics import Metrics
@@ -23,7 +24,8 @@ from gateway.platforms import PLATFORMS
 from gateway.provider import recall_settings
 from gateway.service import Gateway
 from gateway.settings import GatewaySettings, PlatformPolicy
-from memory.archive import Archive
+from gateway.storage import Storage
+from memory.archive import ArchiveStore
 from memory.providers import Provider
 from memory.skills import SkillStore
 
@@ -142,18 +144,26 @@ def build_agent(
     *,
     paths: Paths,
     config: Config,
-    archive: Archive,
+    archive: ArchiveStore,
     model: Model,
     recall: Recall | None = None,
+    storage: Storage | None = None,
 ) -> Agent:
+    """The agent; its memory and skills from ``storage`` when given (``mnemo run``), else
+    from the home folder."""
+    if storage is not None:
+        stores, skills = storage.stores, storage.skills
+    else:
+        stores = memory_stores(paths, config)
+        # one store per process: it caches scanner verdicts by content
+        skills = SkillStore(paths.skills) if config.skills.enabled else None
     return Agent(
         model=model,
         archive=archive,
-        stores=memory_stores(paths, config),
+        stores=stores,
         home=paths.home,
         settings=agent_settings(config),
-        # one store per process: it caches scanner verdicts by content
-        skills=SkillStore(paths.skills) if config.skills.enabled else None,
+        skills=skills,
         recall=recall,
     )
 
@@ -162,30 +172,45 @@ def build_gateway(
     *,
     paths: Paths,
     config: Config,
-    archive: Archive,
     model: Model,
     adapters: Mapping[str, Adapter],
+    archive: ArchiveStore | None = None,
+    storage: Storage | None = None,
     clock: Callable[[], float] = time.time,
     rules: Access | None = None,
     settings: GatewaySettings | None = None,
     provider: Provider | None = None,
+    ledger: DeliveryLedger | None = None,
     coordinator: Coordinator | None = None,
 ) -> Gateway:
     """The whole gateway from one config: what `mnemo run` starts and what tests drive
-    (``clock``, unix time: pairing codes, what strangers are told, budgets). ``rules`` and
-    ``settings`` replace what the config says (``mnemo chat`` admits its console person
+    (``clock``, unix time: pairing codes, what strangers are told, budgets). Its state is
+    ``storage`` (``gateway.storage.open_storage``: the archive, the ledger, memory, skills,
+    pairing on either backend), or ``archive`` with the rest in the home folder. ``rules``
+    and ``settings`` replace what the config says (``mnemo chat`` admits its console person
     and always tells of saved memory); ``provider`` is the memory provider beside the
-    built-in memory, its calls counted in the gateway's metrics; ``coordinator`` the
-    backend shared with other replicas (``gateway.coordination.open_coordinator``; default:
-    this process alone), its waits, lost leases and errors counted there too."""
+    built-in memory, its calls counted in the gateway's metrics; ``ledger`` one shared by
+    replicas (default: the storage's, else the archive's); ``coordinator`` the backend
+    shared with other replicas (``gateway.coordination.open_coordinator``; default: this
+    process alone), its waits, lost leases and errors counted there too."""
+    if storage is not None:
+        archive, ledger = storage.archive, ledger or storage.ledger
+    if archive is None:
+        raise TypeError("build_gateway needs an archive or a storage")
     metrics = Metrics(platforms=adapters)  # with the process_* series (memory, fds)
     recall = (
         None
         if provider is None
         else Recall(provider, recall_settings(config), observe=metrics.provider_call)
     )
-    agent = build_agent(paths=paths, config=config, archive=archive, model=model, recall=recall)
-    pairing = PairingStore(paths.home / "pairing.json", clock=clock)
+    agent = build_agent(
+        paths=paths, config=config, archive=archive, model=model, recall=recall, storage=storage
+    )
+    pairing = (
+        storage.pairing
+        if storage is not None
+        else PairingStore(paths.home / "pairing.json", clock=clock)
+    )
     auth = Auth(rules or access(config), pairing)
     return Gateway(
         agent=agent,
@@ -194,5 +219,6 @@ def build_gateway(
         settings=settings or gateway_settings(config),
         metrics=metrics,
         clock=clock,
+        ledger=ledger,
         coordinator=coordinator,
     )

@@ -77,5 +77,7 @@ def umask(request: pytest.FixtureRequest) -> Iterator[int]:
         os.umask(old)
 
 
-# PostgreSQL and Redis for the scale-out tests (skipped, saying how, where they do not answer).
-pytest_plugins = ["tests.services"]
+# PostgreSQL and Redis for the scale-out tests (skipped, saying how, where they do not answer);
+# the archive on both backends (``archive_store``); curated memory, skills and pairing on both
+# (``storage``).
+pytest_plugins = ["tests.services", "tests.archives", "tests.stores"]

@@ -3,10 +3,10 @@
 Each test that asks for ``postgres_dsn`` gets a schema of its own in the database that
 ``MNEMO_TEST_POSTGRES_DSN`` names (default: the ``test`` database on 127.0.0.1:5432 as
 ``postgres``, trust auth), dropped afterwards; the DSN it gets sets ``search_path`` to that
-schema (then ``public``, where ``pg_trgm`` lives) and ``application_name`` to its name, so
-code under test needs no knowledge of it. ``redis_target`` gives the URL
-(``MNEMO_TEST_REDIS_URL``, default 127.0.0.1:6379 db 0) and a key prefix of the test's own;
-every key under it is deleted afterwards.
+schema, then ``public`` where ``pg_trgm`` lives (in ``options``, which asyncpg and libpq both
+read), and ``application_name`` to its name, so code under test needs no knowledge of it.
+``redis_target`` gives the URL (``MNEMO_TEST_REDIS_URL``, default 127.0.0.1:6379 db 0) and a
+key prefix of the test's own; every key under it is deleted afterwards.
 
 Where a service does not answer, these tests skip with one line that says how to run them;
 ``.ci/run`` checks that both answer first, so CI never skips them.
@@ -14,6 +14,7 @@ Where a service does not answer, these tests skip with one line that says how to
 
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
 from collections.abc import AsyncIterator
@@ -22,7 +23,7 @@ from urllib.parse import quote
 
 import pytest
 
-__all__ = ["RedisTarget", "postgres_dsn", "redis_target"]
+__all__ = ["RedisTarget", "postgres_dsn", "postgres_schema", "redis_target"]
 
 POSTGRES_DSN = os.environ.get(
     "MNEMO_TEST_POSTGRES_DSN", "postgresql://postgres@127.0.0.1:5432/test"
@@ -82,9 +83,11 @@ async def _probe_redis() -> str | None:
     return None
 
 
-@pytest.fixture
-async def postgres_dsn() -> AsyncIterator[str]:
-    """A DSN whose ``search_path`` is a fresh schema, dropped after the test."""
+@contextlib.asynccontextmanager
+async def postgres_schema() -> AsyncIterator[str]:
+    """A DSN whose ``search_path`` is a fresh schema, dropped afterwards; skips the test
+    where PostgreSQL does not answer. For fixtures that choose a backend by parameter
+    (an async fixture cannot ask for another by name); tests ask for ``postgres_dsn``."""
     why = await _postgres_answers()
     if why is not None:
         pytest.skip(f"scale-out test skipped: {why}; {HOW}")
@@ -96,7 +99,7 @@ async def postgres_dsn() -> AsyncIterator[str]:
         await admin.execute(f'CREATE SCHEMA "{schema}"')
         separator = "&" if "?" in POSTGRES_DSN else "?"
         yield (
-            f"{POSTGRES_DSN}{separator}search_path={quote(schema + ',public')}"
+            f"{POSTGRES_DSN}{separator}options={quote(f'-c search_path={schema},public')}"
             f"&application_name={schema}"
         )
     finally:
@@ -108,6 +111,13 @@ async def postgres_dsn() -> AsyncIterator[str]:
         )
         await admin.execute(f'DROP SCHEMA IF EXISTS "{schema}" CASCADE')
         await admin.close()
+
+
+@pytest.fixture
+async def postgres_dsn() -> AsyncIterator[str]:
+    """A DSN whose ``search_path`` is a fresh schema, dropped after the test."""
+    async with postgres_schema() as dsn:
+        yield dsn
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,8 @@ BY_MODULE = frozenset(
         "memory.providers.local",
         "memory.providers.honcho",
         "memory.providers.mem0",
+        "memory.documents.postgres",  # psycopg is an extra: only a postgres backend loads it
+        "memory.archive.postgres",  # asyncpg, the same
     }
 )
 #: Besides memory/archive/ and gateway/: the local memory provider keeps its tables in
@@ -266,6 +268,7 @@ def test_the_cycle_finder_finds_cycles() -> None:
 ERROR_ROOTS: dict[str, str | None] = {
     "memory.archive": "ArchiveError",
     "memory.curated": "MemoryStoreError",
+    "memory.documents": "DocumentsError",
     "memory.skills": "SkillError",
     "memory.scan": None,
     "agent_core.tools": "ToolFailure",
@@ -275,6 +278,7 @@ DOCUMENTED = (
     "memory",
     "memory.archive",
     "memory.curated",
+    "memory.documents",
     "memory.skills",
     "memory.scan",
     "agent_core.tools",

@@ -20,6 +20,17 @@ request is built) and ``discord.gateway.DiscordWebSocket.DEFAULT_GATEWAY`` in ``
 restored in ``stop``. So every discord.py client in the process shares them: one Discord
 endpoint per process (tests point them at the loopback fake).
 
+Sharding. Discord sends each guild's events on one gateway connection only, that of its
+shard ``(guild_id >> 22) % shard_count`` (DMs on shard 0), so a bot on several replicas
+splits its shards among them: ``shard_count`` (all replicas together) and ``shard_ids`` (this
+replica's; None: all of them). With a ``shard_count`` the client is discord.py's
+``AutoShardedClient`` (``intake.ShardedClient``), one connection per shard id, IDENTIFYing
+with ``shard: [id, count]``; ``connected`` then means every one of them is open. Without it,
+one unsharded connection (Discord's shard 0 of 1), as before. discord.py waits 5 s before
+each IDENTIFY after a replica's first (its ``before_identify_hook``, Discord's
+``max_concurrency`` of 1), so a replica with many shards takes that long per shard to start:
+``ready_timeout`` must allow it.
+
 Reconnects are discord.py's own: a socket closed by Discord or by the network resumes the
 session at once (``ReconnectWebSocket`` -> RESUME to ``resume_gateway_url``); other failures
 (``OSError``, ``aiohttp.ClientError``, 5xx, a timed-out connect) sleep
@@ -57,7 +68,7 @@ from adapters.discord import commands as slash
 from adapters.discord.components import edit
 from adapters.discord.errors import snowflake, translate
 from adapters.discord.intake import Client as _Client
-from adapters.discord.intake import Tree, guard_parsers, normalised
+from adapters.discord.intake import ShardedClient, Tree, guard_parsers, normalised
 from adapters.discord.interactions import Interactions
 from adapters.discord.normalize import normalize
 from adapters.discord.sending import Progress, post, units
@@ -86,7 +97,18 @@ class DiscordAdapter:
         max_ratelimit_timeout: float = 30.0,
         interaction_ttl: float = 14.5 * 60,
         shutdown_timeout: float = 10.0,
+        shard_count: int | None = None,
+        shard_ids: Sequence[int] | None = None,
     ) -> None:
+        if shard_ids is not None and shard_count is None:
+            raise ValueError("shard_ids needs shard_count")
+        if shard_count is not None and shard_ids is not None:
+            if not shard_ids or len(set(shard_ids)) != len(shard_ids):
+                raise ValueError("shard_ids must be distinct, and at least one")
+            if not all(0 <= i < shard_count for i in shard_ids):
+                raise ValueError(f"shard_ids must lie in 0..{shard_count - 1}")
+        self._shard_count = shard_count
+        self._shard_ids = list(shard_ids) if shard_ids is not None else None
         self._token = token
         self._api_base = api_base
         self._gateway_url = gateway_url
@@ -120,7 +142,17 @@ class DiscordAdapter:
         client = self._client
         if client is None or client.is_closed() or not client.is_ready():
             return False
+        if isinstance(client, ShardedClient):
+            shards = client.shards.values()
+            return bool(shards) and not any(shard.is_closed() for shard in shards)
         return client.ws is not None and client.ws.open
+
+    @property
+    def shards(self) -> tuple[int, ...]:
+        """The shard ids this adapter runs (``(0,)`` unsharded: Discord's shard 0 of 1)."""
+        if self._shard_count is None:
+            return (0,)
+        return tuple(self._shard_ids or range(self._shard_count))
 
     @property
     def skipped(self) -> Mapping[SkipReason, int]:
@@ -140,14 +172,20 @@ class DiscordAdapter:
         intents = discord.Intents.default()
         intents.message_content = True  # privileged: enable it in the developer portal
         intents.dm_messages = intents.guild_messages = True
-        client = _Client(
-            self._on_message,
-            self._on_press,
-            intents=intents,
-            guild_ready_timeout=self._guild_ready_timeout,
-            chunk_guilds_at_startup=False,
-            max_ratelimit_timeout=self._max_ratelimit_timeout,
-        )
+        options: dict[str, Any] = {
+            "intents": intents,
+            "guild_ready_timeout": self._guild_ready_timeout,
+            "chunk_guilds_at_startup": False,
+            "max_ratelimit_timeout": self._max_ratelimit_timeout,
+        }
+        client: _Client
+        if self._shard_count is None:
+            client = _Client(self._on_message, self._on_press, **options)
+        else:
+            client = ShardedClient(
+                self._on_message, self._on_press, shard_count=self._shard_count,
+                shard_ids=self._shard_ids, **options,
+            )  # fmt: skip
         guard_parsers(client, self._skips)
         tree = Tree(client, skips=self._skips, on_unknown=self._interactions.on_command)
         self._client, self._tree, self._sink = client, tree, sink
@@ -163,7 +201,12 @@ class DiscordAdapter:
             if error is exc:
                 raise
             raise error from None  # the cause chain may hold request details: keep it out
-        log.info("discord: connected as %s (%s)", client.user, client.application_id)
+        sharding = (
+            ""
+            if self._shard_count is None
+            else f", shards {list(self.shards)} of {self._shard_count}"
+        )
+        log.info("discord: connected as %s (%s%s)", client.user, client.application_id, sharding)
 
     def _start_error(self, exc: BaseException) -> BaseException:
         if isinstance(exc, discord.LoginFailure) or (

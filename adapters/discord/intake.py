@@ -29,9 +29,10 @@ over the wire in ``tests/adapters/discord/test_client.py``):
   around ``normalize`` and counts it ``unnormalisable``.
 
 ``Client`` hands MESSAGE_CREATE and button presses (component interactions) to the
-adapter; ``Tree`` also answers a command Discord still lists but we no longer hold (a
-restart before ``set_commands``) like a known one, through ``on_unknown``; ``normalised``
-is the adapter's guard around ``normalize``.
+adapter (``ShardedClient`` is the same over discord.py's ``AutoShardedClient``: one gateway
+connection per shard this replica runs); ``Tree`` also answers a command Discord still
+lists but we no longer hold (a restart before ``set_commands``) like a known one, through
+``on_unknown``; ``normalised`` is the adapter's guard around ``normalize``.
 """
 
 from __future__ import annotations
@@ -44,7 +45,7 @@ from discord import app_commands
 
 from adapters.skips import Skips, label
 
-__all__ = ["Client", "Tree", "event_name", "guard_parsers", "normalised"]
+__all__ = ["Client", "ShardedClient", "Tree", "event_name", "guard_parsers", "normalised"]
 
 _T = TypeVar("_T")
 
@@ -122,6 +123,12 @@ class Client(discord.Client):
     async def on_interaction(self, interaction: discord.Interaction[Any]) -> None:
         if interaction.type is discord.InteractionType.component:
             await self._on_press(interaction)
+
+
+class ShardedClient(Client, discord.AutoShardedClient):
+    """``Client`` over ``AutoShardedClient(shard_ids=..., shard_count=...)``: one gateway
+    connection per shard id, and discord.py routes each guild's requests (chunking,
+    presence) to the connection of the shard that owns it, ``(guild_id >> 22) % count``."""
 
 
 class Tree(app_commands.CommandTree[Any]):

@@ -3,7 +3,8 @@
 ``normalize`` (Update -> InboundMessage), ``render`` (OutboundMessage -> HTML chunks with a
 plain fallback, via ``markup.markdown_to_html``) and ``TelegramAdapter`` (``client``: the
 Application's lifecycle), which updates reach through ``polling`` or ``webhook`` and which
-sends with ``sending`` and ``menus``, its errors translated by ``errors``. Only this package
+sends with ``sending`` and ``menus``, its errors translated by ``errors``; ``valid_secret``
+says whether Telegram accepts a webhook secret (the config check asks it). Only this package
 imports ``telegram``.
 
 ``PTB_TIMEDELTA``: since 22.2, PTB emits a ``PTBDeprecationWarning`` (a ``UserWarning``, so
@@ -22,5 +23,6 @@ from adapters.telegram.client import TelegramAdapter
 from adapters.telegram.normalize import normalize
 from adapters.telegram.probe import probe
 from adapters.telegram.render import Chunk, render
+from adapters.telegram.webhook import valid_secret
 
-__all__ = ["Chunk", "TelegramAdapter", "normalize", "probe", "render"]
+__all__ = ["Chunk", "TelegramAdapter", "normalize", "probe", "render", "valid_secret"]

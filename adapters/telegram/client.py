@@ -11,6 +11,7 @@ Lifecycle (``start`` -> ``stop``)::
     start: Application.initialize() (getMe: bot id/username; a bad token fails here)
            polling: deleteWebhook(drop_pending_updates=False), then our getUpdates loop
            webhook: aiohttp listener on webhook_listen:webhook_port, then setWebhook
+                    (a secret token is required: ``webhook`` says why)
     every update -> Application.process_update -> TypeHandler -> normalize -> sink
     stop:  end the loop (an in-flight long poll is cancelled), confirm the offset of every
            update already handed to the sink, close the listener, Application.shutdown()
@@ -49,7 +50,7 @@ from adapters.telegram.errors import REDACTOR, translate
 from adapters.telegram.menus import menu_for
 from adapters.telegram.normalize import normalize
 from adapters.telegram.polling import Poller
-from adapters.telegram.webhook import Listener
+from adapters.telegram.webhook import REFUSALS, Listener, Refusal, valid_secret
 
 __all__ = ["TelegramAdapter", "menu_for"]
 
@@ -87,6 +88,10 @@ class TelegramAdapter:
             raise ValueError(f"mode must be 'polling' or 'webhook', not {mode!r}")
         if mode == "webhook" and not webhook_url:
             raise ValueError("webhook mode needs webhook_url (the public HTTPS URL)")
+        if mode == "webhook" and not valid_secret(webhook_secret):
+            raise ValueError(
+                "webhook mode needs a webhook secret: 1-256 characters of A-Z, a-z, 0-9, _ and -"
+            )
         self._token = token
         self._base_url = base_url
         self._base_file_url = base_file_url
@@ -112,6 +117,7 @@ class TelegramAdapter:
         self._poll_task: asyncio.Task[None] | None = None
         self._listener: Listener | None = None
         self._skips = Skips(self.platform, _LOGGER)
+        self._refused: dict[Refusal, int] = dict.fromkeys(REFUSALS, 0)
 
     # -- lifecycle ---------------------------------------------------------------------
 
@@ -128,6 +134,11 @@ class TelegramAdapter:
     @property
     def skipped(self) -> Mapping[SkipReason, int]:
         return self._skips.counts
+
+    @property
+    def webhook_refused(self) -> Mapping[Refusal, int]:
+        """Webhook posts refused (403/400) by reason: ``secret``, ``content_type``, ``body``."""
+        return self._refused
 
     @property
     def bot_username(self) -> str:
@@ -182,7 +193,10 @@ class TelegramAdapter:
             except BaseException:
                 await self._teardown(app)
                 raise
-            _LOGGER.info("telegram: @%s connected (%s)", self._bot_username, self.mode)
+            where: str = self.mode
+            if self._listener is not None:
+                where += f" on {self._webhook_listen}:{self._listener.port}{self._webhook_path}"
+            _LOGGER.info("telegram: @%s connected (%s)", self._bot_username, where)
 
     async def stop(self) -> None:
         """Stop receiving updates and shut the application down (idempotent)."""
@@ -263,9 +277,10 @@ class TelegramAdapter:
             port=self._webhook_port,
             path=self._webhook_path,
             url=str(self._webhook_url),
-            secret=self._webhook_secret,
+            secret=str(self._webhook_secret),
             max_connections=self._webhook_max_connections,
             allowed_updates=self._allowed_updates,
+            refused=self._refused,
         )
 
     async def _on_update(self, update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -23,13 +23,14 @@ from memory.archive import (
     LIKE_SCAN_ROWS,
     READ_HEAD,
     READ_TAIL,
-    Archive,
+    ArchiveStore,
     Discovery,
     Fusion,
     Message,
     MessageNotInSession,
     Reading,
     Searcher,
+    SearchIndexes,
     SemanticRanker,
     Session,
     SessionNotFound,
@@ -109,20 +110,26 @@ class SearchTool:
     """The model-facing ``session_search`` contract over a ``Searcher``; ``semantic``: a
     ranking by meaning that discover fuses with the words' (the memory provider's, when it
     has one: ``agent_core.recall.Recall.ranker``), as ``fusion`` says. The JSON is the
-    same either way."""
+    same either way. ``indexes``: the archive backend's index reads (None: SQLite's, over
+    an ``Archive``; PostgreSQL's are ``memory.archive.postgres.PgIndexes``)."""
 
     def __init__(
         self,
-        archive: Archive,
+        archive: ArchiveStore,
         *,
         like_scan_rows: int = LIKE_SCAN_ROWS,
         hits_per_session: int = HITS_PER_SESSION,
         semantic: SemanticRanker | None = None,
         fusion: Fusion = FUSION,
+        indexes: SearchIndexes | None = None,
     ) -> None:
         self.archive = archive
         self.searcher = Searcher(
-            archive, like_scan_rows=like_scan_rows, semantic=semantic, fusion=fusion
+            archive,
+            like_scan_rows=like_scan_rows,
+            semantic=semantic,
+            fusion=fusion,
+            indexes=indexes,
         )
         self.hits_per_session = hits_per_session
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from typing import Any
 
@@ -27,7 +28,7 @@ from memory import (
 from memory.curated import Outcome, Refused, Staged
 from memory.scan import scan
 
-__all__ = ["register"]
+__all__ = ["register", "show"]
 
 
 def register(commands: Any) -> None:
@@ -97,7 +98,10 @@ def register(commands: Any) -> None:
 
 
 def _stores(paths: Paths, config: Config) -> MemoryStores:
-    return memory_stores(paths, config)
+    from gateway.storage import shared_documents
+
+    shared = shared_documents(config, os.environ)
+    return memory_stores(paths if shared is None else shared.memory(), config)
 
 
 def _one(args: argparse.Namespace, stores: MemoryStores, *, direct: bool = False) -> MemoryStore:
@@ -147,7 +151,12 @@ def _print_tool_json(outcome: Outcome) -> None:
 
 
 def _show(args: argparse.Namespace, paths: Paths, config: Config) -> int:
-    stores = _stores(paths, config)
+    return show(args, _stores(paths, config))
+
+
+def show(args: argparse.Namespace, stores: MemoryStores) -> int:
+    """Print ``mnemo memory show`` (``args``: person, target, json) of ``stores``, wherever
+    they are kept: the same memory prints the same text on every backend."""
     targets = [args.target] if args.target else list(TARGETS)
     report: list[dict[str, Any]] = []
     for store in _selected(args, stores):
@@ -159,7 +168,7 @@ def _show(args: argparse.Namespace, paths: Paths, config: Config) -> int:
                 person[target] = {"error": f"{FILE_NAMES[target]} is not valid UTF-8: {exc.reason}"}
                 continue
             person[target] = {
-                "file": str(store.path(target)),
+                "file": store.location(target),
                 "usage": store.usage(target),
                 "entries": entries,
                 "blocked": [sorted({f.id for f in scan(e)}) for e in entries],
@@ -169,7 +178,7 @@ def _show(args: argparse.Namespace, paths: Paths, config: Config) -> int:
         print(json.dumps(report, ensure_ascii=False, indent=2))
         return 0
     if not report:
-        print(f"No memory stored yet under {stores.root}.")
+        print(f"No memory stored yet under {stores.where}.")
     for person in report:
         for target in targets:
             info = person[target]

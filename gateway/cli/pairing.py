@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from datetime import UTC, datetime
 from typing import Any
@@ -50,7 +51,10 @@ def register(commands: Any) -> None:
 
 
 def _pairing(args: argparse.Namespace, paths: Paths, config: Config) -> int:
-    store = PairingStore(paths.home / "pairing.json")
+    from gateway.storage import shared_documents
+
+    shared = shared_documents(config, os.environ)
+    store = PairingStore(paths.home / "pairing.json" if shared is None else shared.pairing())
     if args.action == "list":
         listing = store.listing()
         if args.json:

@@ -3,7 +3,8 @@
 The loader already rejects what is wrong *inside* the file (unknown keys, types, ranges,
 URLs, ids, admin entries: ``gateway.config.checks``); ``check_environment`` finds what is
 wrong *between* the file and the world: an enabled platform whose token variable is unset,
-no model endpoint, a webhook without a public URL, an ``ops.http.listen`` the endpoint
+no model endpoint, what the platform's own ``check`` finds (``gateway.platforms``: a
+webhook without a public URL or without its secret), an ``ops.http.listen`` the endpoint
 would refuse (``gateway.ops_http.parse_listen``), the redis coordination backend without
 its URL variable (whether Redis answers, ``mnemo run`` finds out before it connects). It
 returns one line per problem, naming keys and variable names but never a variable's value,
@@ -18,6 +19,7 @@ from collections.abc import Mapping
 
 from gateway.config import Config
 from gateway.ops_http import parse_listen
+from gateway.platforms import PLATFORMS
 
 __all__ = ["check_environment", "enabled_platforms"]
 
@@ -43,12 +45,9 @@ def check_environment(config: Config, environ: Mapping[str, str]) -> list[str]:
                 f" (the bot token; set it in the environment, never in the file)"
             )
     problems += _model(config, environ)
-    telegram = config.platforms.telegram
-    if "telegram" in platforms and telegram.mode == "webhook" and not telegram.webhook_url:
-        problems.append(
-            "platforms.telegram.mode is webhook but platforms.telegram.webhook_url is empty"
-            " (the public HTTPS URL Telegram posts to; or use mode: polling)"
-        )
+    problems += _storage(config, environ)
+    for name in platforms:
+        problems += PLATFORMS[name].check(getattr(config.platforms, name), environ)
     coordination = config.coordination
     if coordination.backend == "redis" and not environ.get(coordination.redis_url_env, "").strip():
         problems.append(
@@ -60,6 +59,29 @@ def check_environment(config: Config, environ: Mapping[str, str]) -> list[str]:
             parse_listen(config.ops.http.listen)
         except ValueError as exc:  # the message names ops.http.listen
             problems.append(str(exc))
+    return problems
+
+
+def _storage(config: Config, environ: Mapping[str, str]) -> list[str]:
+    """With ``storage.backend: postgres``, the connection string must be in the environment
+    and look like one (never quoted back: it may carry a password)."""
+    if config.storage.backend != "postgres":
+        return []
+    problems = []
+    if config.memory.provider == "local":
+        problems.append(
+            "memory.provider is local but storage.backend is postgres (the local provider keeps"
+            " its vectors in state.db, one replica's file; use honcho or mem0, or none)"
+        )
+    variable = config.storage.postgres.dsn_env
+    dsn = environ.get(variable, "").strip()
+    if not dsn:
+        problems.append(
+            f"storage.backend is postgres but {variable} is not set"
+            " (the connection string, e.g. postgresql://mnemo@db-host/mnemo)"
+        )
+    elif not dsn.startswith(("postgresql://", "postgres://")):
+        problems.append(f"{variable} is not a PostgreSQL connection string (postgresql://…)")
     return problems
 
 

@@ -2,9 +2,16 @@
 
 ``mnemo run`` starts every enabled platform of ``platforms.*`` plus the agent, and runs until
 SIGTERM or SIGINT; then it drains (``gateway.drain_timeout_s``) and exits 0. Before anything
-connects, every enabled platform's token must be in the environment: a missing one is a
-single line naming the variable (exit 2). Tokens and the API key are redacted from every log
-line (``gateway.logs``).
+connects, every enabled platform's token must be in the environment and what its ``check``
+asks must hold (``gateway.platforms``: a Telegram webhook needs its public URL and its
+secret): each problem is a single line naming the variable (exit 2). Tokens, the webhook
+secret and the API key are redacted from every log line (``gateway.logs``).
+
+``mnemo run --polling`` runs Telegram with long polling for this run, whatever
+``platforms.telegram.mode`` says (a webhook replica taken out to debug it, say): the adapter
+calls deleteWebhook before its first getUpdates, since Telegram refuses getUpdates with 409
+Conflict while a webhook is set. That removes the webhook for every replica: the others
+receive nothing until one of them starts again in webhook mode (setWebhook).
 
 With ``coordination.backend: redis`` (several replicas), the URL variable must be set (exit 2
 otherwise) and Redis must answer before anything connects: if it does not, one line says so
@@ -43,7 +50,7 @@ if TYPE_CHECKING:
     from adapters.base import Adapter
     from gateway.service import Gateway
 
-__all__ = ["adapters_for", "register"]
+__all__ = ["adapters_for", "forced_polling", "register"]
 
 log = logging.getLogger("mnemo")
 
@@ -51,11 +58,25 @@ log = logging.getLogger("mnemo")
 def register(commands: Any) -> None:
     run = add_command(commands, "run")
     run.add_argument("--verbose", action="store_true", help="debug logging")
+    run.add_argument(
+        "--polling",
+        action="store_true",
+        help="Telegram: poll for this run whatever platforms.telegram.mode says"
+        " (deletes the webhook first)",
+    )
     run.set_defaults(handler=_run)
 
 
+def forced_polling(config: Config) -> Config:
+    """``config`` with Telegram in polling mode (``mnemo run --polling``)."""
+    telegram = config.platforms.telegram.model_copy(update={"mode": "polling"})
+    platforms = config.platforms.model_copy(update={"telegram": telegram})
+    return config.model_copy(update={"platforms": platforms})
+
+
 def adapters_for(config: Config, environ: Mapping[str, str]) -> dict[str, Adapter]:
-    """One adapter per enabled platform; ``UsageError`` names a missing token's variable."""
+    """One adapter per enabled platform; ``UsageError`` names a missing token's variable and
+    every problem the platform's ``check`` finds."""
     made: dict[str, Adapter] = {}
     missing = []
     for name, platform in PLATFORMS.items():
@@ -63,10 +84,12 @@ def adapters_for(config: Config, environ: Mapping[str, str]) -> dict[str, Adapte
         if not section.enabled:
             continue
         token = environ.get(section.token_env, "").strip()
+        problems = platform.check(section, environ)
         if not token:
             missing.append(f"platforms.{name} is enabled but {section.token_env} is not set")
-            continue
-        made[name] = platform.adapter(section, token, environ)
+        missing += problems
+        if token and not problems:
+            made[name] = platform.adapter(section, token, environ)
     if missing:
         raise UsageError("; ".join(missing))
     if not made:
@@ -80,6 +103,8 @@ def adapters_for(config: Config, environ: Mapping[str, str]) -> dict[str, Adapte
 
 def _run(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     environ = dict(os.environ)
+    if args.polling:
+        config = forced_polling(config)
     adapters = adapters_for(config, environ)
     if config.ops.http.listen:
         try:
@@ -110,8 +135,8 @@ async def _serve(
     from gateway.coordination import CoordinationUnavailable, open_coordinator
     from gateway.ops_http import OpsServer
     from gateway.provider import open_provider
+    from gateway.storage import open_storage
     from gateway.wiring import access, build_gateway, close_model, gateway_settings
-    from memory.archive import Archive
 
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -133,7 +158,7 @@ async def _serve(
     loop.add_signal_handler(signal.SIGHUP, reload)
     failed: Exception | None = None
     # Each part entered once and left in reverse order, however the block ends: the model,
-    # the coordination backend, the archive, the ops endpoint (up first: /healthz says 503
+    # the coordination backend, the storage, the ops endpoint (up first: /healthz says 503
     # while the platforms connect), then the gateway (a start that fails stops what it
     # started).
     async with contextlib.AsyncExitStack() as parts:
@@ -157,14 +182,14 @@ async def _serve(
                 shared.redis_url_env,
                 shared.namespace,
             )
-        archive = await parts.enter_async_context(await Archive.open(paths.state_db))
+        storage = await parts.enter_async_context(open_storage(paths, config, os.environ))
         provider = await parts.enter_async_context(
-            open_provider(config, archive=archive, model=model)
+            open_provider(config, archive=storage.archive, model=model)
         )
         gateway = build_gateway(
             paths=paths,
             config=config,
-            archive=archive,
+            storage=storage,
             model=model,
             adapters=adapters,
             provider=provider,

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from typing import Any
@@ -17,7 +18,7 @@ from typing import Any
 from gateway.cli.common import add_command
 from gateway.config import Config, Paths
 from gateway.terminal import visible
-from memory.skills import SkillError, SkillStore
+from memory.skills import DocumentTree, SkillError, SkillStore
 
 __all__ = ["register"]
 
@@ -53,8 +54,11 @@ def register(commands: Any) -> None:
         p.set_defaults(handler=_review, review=name)
 
 
-def _store(paths: Paths) -> SkillStore:
-    return SkillStore(paths.skills)
+def _store(paths: Paths, config: Config) -> SkillStore:
+    from gateway.storage import shared_documents
+
+    shared = shared_documents(config, os.environ)
+    return SkillStore(paths.skills if shared is None else DocumentTree(shared.skills()))
 
 
 def _fail(exc: SkillError) -> int:
@@ -63,7 +67,7 @@ def _fail(exc: SkillError) -> int:
 
 
 def _list(args: argparse.Namespace, paths: Paths, config: Config) -> int:
-    skills, problems = _store(paths).scan()
+    skills, problems = _store(paths, config).scan()
     if args.json:
         rows = [
             {
@@ -73,7 +77,7 @@ def _list(args: argparse.Namespace, paths: Paths, config: Config) -> int:
                 "tags": list(s.tags),
                 "version": s.version,
                 "platforms": list(s.platforms),
-                "path": str(s.directory),
+                "path": s.location,
             }
             for s in skills
         ]
@@ -98,7 +102,7 @@ def _list(args: argparse.Namespace, paths: Paths, config: Config) -> int:
 
 def _show(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     try:
-        text = _store(paths).view(args.name, args.file_path, screened=False)
+        text = _store(paths, config).view(args.name, args.file_path, screened=False)
     except SkillError as exc:
         return _fail(exc)
     print(visible(text))
@@ -106,7 +110,7 @@ def _show(args: argparse.Namespace, paths: Paths, config: Config) -> int:
 
 
 def _check(args: argparse.Namespace, paths: Paths, config: Config) -> int:
-    store = _store(paths)
+    store = _store(paths, config)
     problems = store.check()
     if args.json:
         print(json.dumps([{"path": p.path, "reason": p.reason} for p in problems], indent=2))
@@ -122,7 +126,7 @@ def _check(args: argparse.Namespace, paths: Paths, config: Config) -> int:
 
 
 def _pending(args: argparse.Namespace, paths: Paths, config: Config) -> int:
-    items = _store(paths).pending()
+    items = _store(paths, config).pending()
     if args.json:
         print(json.dumps([item.to_json() for item in items], ensure_ascii=False, indent=2))
         return 0
@@ -136,7 +140,7 @@ def _pending(args: argparse.Namespace, paths: Paths, config: Config) -> int:
 
 
 def _review(args: argparse.Namespace, paths: Paths, config: Config) -> int:
-    store = _store(paths)
+    store = _store(paths, config)
     try:
         if args.review == "diff":
             text = store.diff(args.id)

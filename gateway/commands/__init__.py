@@ -26,7 +26,7 @@ from gateway.commands.skills import skills_command
 from gateway.pairing import PairingStore
 from gateway.sessions import Sessions
 from memory import MemoryStores
-from memory.archive import Archive, Searcher, SemanticRanker
+from memory.archive import ArchiveStore, Searcher, SemanticRanker
 from memory.providers import Provider
 from memory.skills import SkillStore
 
@@ -108,7 +108,7 @@ class Commands:
     def __init__(
         self,
         *,
-        archive: Archive,
+        archive: ArchiveStore,
         stores: MemoryStores,
         sessions: Sessions,
         pairing: PairingStore,

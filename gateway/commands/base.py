@@ -17,7 +17,7 @@ from gateway.approvals import Card
 from gateway.pairing import PairingStore
 from gateway.sessions import SessionKey, Sessions
 from memory import MemoryStore, MemoryStores
-from memory.archive import Archive, Searcher
+from memory.archive import ArchiveStore, Searcher
 from memory.providers import Provider
 from memory.skills import SkillStore
 
@@ -52,7 +52,7 @@ class CommandContext:
     """``budget(person, admin=…)``: the /status line on their budgets (gateway.limits);
     ``admins()``: the configured admins (``telegram:123``), whom /pair block refuses."""
 
-    archive: Archive
+    archive: ArchiveStore
     stores: MemoryStores
     sessions: Sessions
     pairing: PairingStore

@@ -28,7 +28,10 @@ from pydantic import (
     BeforeValidator,
     Field,
     ValidationError,
+    ValidationInfo,
+    field_validator,
 )
+from pydantic_core import PydanticCustomError
 
 from gateway.config.checks import (
     PROBLEM,
@@ -54,7 +57,9 @@ from gateway.config.memory import (
     ProviderOptions,
     ReviewConfig,
 )
+from gateway.config.storage import StorageConfig
 from memory import MemoryLimits, MemoryStores
+from memory.documents import Folders
 
 __all__ = [
     "AgentConfig",
@@ -147,10 +152,14 @@ class TelegramConfig(PlatformConfig):
     """Public HTTPS URL Telegram posts updates to (webhook mode)."""
     webhook_listen: str = "127.0.0.1"
     """Address the webhook listener binds (put a TLS reverse proxy in front)."""
-    webhook_port: int = Field(default=8443, gt=0, lt=65536)
-    """Port the webhook listener binds."""
+    webhook_port: int = Field(default=8443, ge=0, lt=65536)
+    """Port the webhook listener binds (0: any free port, logged at start)."""
+    webhook_max_connections: int = Field(default=40, ge=1, le=100)
+    """Connections Telegram may open to the webhook at once (setWebhook's max_connections;
+    shared by all replicas behind one URL)."""
     webhook_secret_env: EnvName = "TELEGRAM_WEBHOOK_SECRET"  # noqa: S105
-    """Environment variable holding the webhook secret token (checked on every post)."""
+    """Environment variable holding the webhook secret token (required in webhook mode;
+    checked on every post)."""
 
 
 class DiscordConfig(PlatformConfig):
@@ -162,6 +171,36 @@ class DiscordConfig(PlatformConfig):
     """Gateway WebSocket URL of that server."""
     ready_wait_s: float = Field(default=2.0, ge=0, le=60)
     """After connecting, how long to wait for guild data before answering (discord.py)."""
+    shard_count: int | None = Field(default=None, ge=1, le=10_000)
+    """Gateway shards of the bot across all replicas (null: one connection, no sharding)."""
+    shard_ids: list[int] | None = None
+    """The shards this replica runs, each below shard_count (null: all of them)."""
+
+    @field_validator("shard_ids")
+    @classmethod
+    def _shards_of_this_replica(
+        cls, ids: list[int] | None, info: ValidationInfo
+    ) -> list[int] | None:
+        if ids is None:
+            return None
+        if "shard_count" not in info.data:  # shard_count itself was refused
+            return ids
+        count = info.data["shard_count"]
+        if count is None:
+            raise _shard_problem("needs shard_count beside it (the shards of all replicas)")
+        if not ids:
+            raise _shard_problem("an empty list runs no shard (leave it out to run all)")
+        wrong = [i for i in ids if not 0 <= i < count]
+        if wrong:
+            raise _shard_problem(f"{wrong[0]} is not a shard of {count} (0 to {count - 1})")
+        repeated = sorted({i for i in ids if ids.count(i) > 1})
+        if repeated:
+            raise _shard_problem(f"{repeated[0]} is listed twice")
+        return ids
+
+
+def _shard_problem(reason: str) -> PydanticCustomError:
+    return PydanticCustomError(PROBLEM, "{reason}", {"reason": reason})
 
 
 class PlatformsConfig(Section):
@@ -249,6 +288,7 @@ class Config(Section):
     gateway: GatewayConfig = GatewayConfig()
     skills: SkillsConfig = SkillsConfig()
     ops: OpsConfig = OpsConfig()
+    storage: StorageConfig = StorageConfig()
     coordination: CoordinationConfig = CoordinationConfig()
 
 
@@ -299,11 +339,12 @@ def resolve_paths(
     return Paths(home_path, home_path / "config.yaml", explicit_config=False)
 
 
-def memory_stores(paths: Paths, config: Config) -> MemoryStores:
-    """Every person's curated memory, as ``config.memory`` lays it out (no I/O yet)."""
+def memory_stores(where: Paths | Folders, config: Config) -> MemoryStores:
+    """Every person's curated memory, as ``config.memory`` lays it out (no I/O yet): in the
+    home's ``memories/`` folder, or in the ``Folders`` of another backend."""
     mem = config.memory
     return MemoryStores(
-        paths.memories,
+        where.memories if isinstance(where, Paths) else where,
         limits=MemoryLimits(memory=mem.memory_char_limit, user=mem.user_char_limit),
         scope=mem.scope,
         write_approval=mem.write_approval,

@@ -1,8 +1,10 @@
 """Pairing state: codes for people the config does not know, approvals and blocks.
 
-Everything lives in ``<home>/pairing.json`` (0600, written atomically under a lock), shared
-by the running gateway and ``mnemo pairing`` (two processes never lose each other's
-writes), so approvals and blocks survive restarts::
+Everything lives in one document, ``pairing.json`` (``memory.documents``: on disk
+``<home>/pairing.json``, 0600, written atomically under a lock; or a row in PostgreSQL that
+every replica shares), read and written by the running gateway(s) and ``mnemo pairing``
+(inside the document's exclusive section, so none loses another's writes), so approvals and
+blocks survive restarts::
 
     approved   ["telegram:123", …]       may talk to the bot
     blocked    ["discord:456", …]        ignored silently everywhere (admins excepted)
@@ -13,9 +15,11 @@ writes), so approvals and blocks survive restarts::
 
 A stranger who writes many times must not cost a write each time: the file is rewritten
 only when it changes, and a person who already holds a valid code (or has used up the
-day's codes) is answered from a copy re-read only when the file changed (atomic writes
-give it a new inode). The number of pending codes is capped; at the cap the oldest codes
-are evicted (and logged), so a flood of strangers cannot lock newcomers out.
+day's codes) is answered from a copy re-read only when the document's version changed (on
+disk a new inode, as every write is atomic; in PostgreSQL the row's write count), so a
+replica sees another's approval or block on its next question. The number of pending codes
+is capped; at the cap the oldest codes are evicted (and logged), so a flood of strangers
+cannot lock newcomers out.
 """
 
 from __future__ import annotations
@@ -29,13 +33,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory.files import atomic_write_text, file_lock, move_aside
+from memory.documents import Documents, FileDocuments, Version
 
 __all__ = [
     "CODE_ALPHABET",
     "CODE_TTL_S",
     "MAX_CODES_PER_DAY",
     "MAX_PENDING",
+    "PAIRING_FILE",
     "Listing",
     "PairingOffer",
     "PairingStore",
@@ -52,6 +57,7 @@ CODE_TTL_S = 3600
 MAX_CODES_PER_DAY = 3
 MAX_PENDING = 200
 DAY_S = 86_400
+PAIRING_FILE = "pairing.json"
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,31 +116,41 @@ def time_left(seconds: float) -> str:
 
 
 class PairingStore:
-    def __init__(self, path: Path, *, clock: Callable[[], float] = time.time) -> None:
-        self.path = path
+    """Pairing state in ``where``: the file's path (``<home>/pairing.json``), or any
+    ``Documents`` (PostgreSQL's ``PgStores(pool).documents("pairing")``)."""
+
+    def __init__(self, where: Path | Documents, *, clock: Callable[[], float] = time.time) -> None:
+        if isinstance(where, Path):
+            self.documents: Documents = FileDocuments(where.parent)
+            self.name = where.name
+        else:
+            self.documents, self.name = where, PAIRING_FILE
         self._clock = clock
         self._view_cache = _View()
-        self._stamp: tuple[int, int, int] | None = None
+        self._stamp: Version = None
         self._viewed = False
 
-    # -- the file -------------------------------------------------------------------------
+    # -- the document ---------------------------------------------------------------------
 
-    def _load(self) -> dict[str, Any]:
+    def _load(self) -> tuple[dict[str, Any], Version]:
+        """The state and the version it was read at (``_save`` writes over that one)."""
         data: dict[str, Any] = {}
+        document = self.documents.read(self.name)
+        version = document.version
         try:
-            data = dict(json.loads(self.path.read_text(encoding="utf-8")))
-        except FileNotFoundError:
-            pass
+            if document.raw is not None:
+                data = dict(json.loads(document.raw.decode("utf-8")))
         except (ValueError, TypeError, UnicodeDecodeError) as exc:
             # deny by default still holds: nobody is approved until the file is repaired
-            move_aside(self.path, exc, what="pairings", now=self._clock())
+            self.documents.set_aside(self.name, exc, what="pairings", now=self._clock())
+            version = None
         for key in ("approved", "pending", "welcome", "blocked"):
             data.setdefault(key, [])
         for key in ("requests", "chats"):
             data.setdefault(key, {})
-        return data
+        return data, version
 
-    def _save(self, data: dict[str, Any]) -> None:
+    def _save(self, data: dict[str, Any], version: Version) -> None:
         """Write, first dropping what no longer matters: requests older than a day, and
         the chats of people with neither a code nor a welcome pending."""
         cutoff = self._clock() - DAY_S
@@ -146,16 +162,14 @@ class PairingStore:
         needed = {p["who"] for p in data["pending"]} | set(data["welcome"])
         data["requests"] = requests
         data["chats"] = {who: chat for who, chat in data["chats"].items() if who in needed}
-        atomic_write_text(self.path, json.dumps(data, ensure_ascii=False, indent=1))
+        text = json.dumps(data, ensure_ascii=False, indent=1)
+        # inside the section nobody wrote since _load: the version it read is current
+        self.documents.write(self.name, text.encode("utf-8"), expected=version)
 
     def _view(self) -> _View:
-        try:
-            stat = self.path.stat()
-            stamp: tuple[int, int, int] | None = (stat.st_ino, stat.st_mtime_ns, stat.st_size)
-        except FileNotFoundError:
-            stamp = None
+        stamp = self.documents.version(self.name)
         if not self._viewed or stamp != self._stamp:
-            data = self._load()
+            data, version = self._load()
             cutoff = self._clock() - DAY_S
             capped: dict[str, float] = {}
             for who, times in data["requests"].items():
@@ -170,7 +184,7 @@ class PairingStore:
                 },
                 capped=capped,
             )
-            self._stamp = stamp
+            self._stamp = version  # of what was read: a write meanwhile reads again
             self._viewed = True
         return self._view_cache
 
@@ -193,8 +207,8 @@ class PairingStore:
             return PairingOffer(held[0], held[1], new=False)
         if view.capped.get(qualified, 0) > now:
             return None
-        with file_lock(self.path):
-            data = self._load()
+        with self.documents.exclusive(self.name):
+            data, version = self._load()
             valid = [p for p in data["pending"] if p["expires_at"] > now]
             changed = len(valid) != len(data["pending"])
             data["pending"] = valid
@@ -202,7 +216,7 @@ class PairingStore:
             recent = [t for t in data["requests"].get(qualified, []) if t > now - DAY_S]
             if mine is not None or len(recent) >= MAX_CODES_PER_DAY:
                 if changed:
-                    self._save(data)
+                    self._save(data, version)
                 if mine is None:
                     return None
                 return PairingOffer(str(mine["code"]), float(mine["expires_at"]), new=False)
@@ -228,7 +242,7 @@ class PairingStore:
             data["requests"][qualified] = [*recent, now]
             if chat_id is not None:
                 data["chats"][qualified] = chat_id
-            self._save(data)
+            self._save(data, version)
             return PairingOffer(code, expires_at, new=True)
 
     # -- decided by admins ----------------------------------------------------------------
@@ -236,8 +250,8 @@ class PairingStore:
     def approve(self, code: str) -> str | None:
         """Approve a pending code; the person it admitted, or None if unknown or expired."""
         now = self._clock()
-        with file_lock(self.path):
-            data = self._load()
+        with self.documents.exclusive(self.name):
+            data, version = self._load()
             match = _find(data, code, now)
             if match is None:
                 return None
@@ -247,52 +261,52 @@ class PairingStore:
                 data["approved"].append(who)
             if who not in data["welcome"]:
                 data["welcome"].append(who)
-            self._save(data)
+            self._save(data, version)
             return who
 
     def deny(self, code: str) -> str | None:
         """Drop a pending code; the person who held it (they may ask again, within the
         daily cap), or None if unknown or expired."""
         now = self._clock()
-        with file_lock(self.path):
-            data = self._load()
+        with self.documents.exclusive(self.name):
+            data, version = self._load()
             match = _find(data, code, now)
             if match is None:
                 return None
             data["pending"].remove(match)
-            self._save(data)
+            self._save(data, version)
             return str(match["who"])
 
     def revoke(self, qualified: str) -> bool:
-        with file_lock(self.path):
-            data = self._load()
+        with self.documents.exclusive(self.name):
+            data, version = self._load()
             if qualified not in data["approved"]:
                 return False
             data["approved"].remove(qualified)
-            self._save(data)
+            self._save(data, version)
             return True
 
     def block(self, qualified: str) -> bool:
         """Ignore the person from now on (their approval and code go too); False if they
         were blocked already."""
-        with file_lock(self.path):
-            data = self._load()
+        with self.documents.exclusive(self.name):
+            data, version = self._load()
             if qualified in data["blocked"]:
                 return False
             data["blocked"].append(qualified)
             data["approved"] = [who for who in data["approved"] if who != qualified]
             data["welcome"] = [who for who in data["welcome"] if who != qualified]
             data["pending"] = [p for p in data["pending"] if p["who"] != qualified]
-            self._save(data)
+            self._save(data, version)
             return True
 
     def unblock(self, qualified: str) -> bool:
-        with file_lock(self.path):
-            data = self._load()
+        with self.documents.exclusive(self.name):
+            data, version = self._load()
             if qualified not in data["blocked"]:
                 return False
             data["blocked"].remove(qualified)
-            self._save(data)
+            self._save(data, version)
             return True
 
     # -- read by admins and the gateway ---------------------------------------------------
@@ -300,7 +314,7 @@ class PairingStore:
     def listing(self) -> Listing:
         """Valid pending codes (oldest first), approved people and blocked people."""
         now = self._clock()
-        data = self._load()
+        data, _ = self._load()
         pending = sorted(
             (
                 PendingCode(str(p["code"]), str(p["who"]), str(p.get("name", "")), p["expires_at"])
@@ -320,10 +334,10 @@ class PairingStore:
         or ``mnemo pairing approve``), so the running gateway can tell them; each once.
         ``platforms``: only people on these; the others wait for a gateway that runs theirs
         (``mnemo chat`` must not take a Telegram welcome)."""
-        if not self.path.exists():
+        if self.documents.version(self.name) is None:
             return []
-        with file_lock(self.path):
-            data = self._load()
+        with self.documents.exclusive(self.name):
+            data, version = self._load()
             taken = [
                 who
                 for who in data["welcome"]
@@ -335,7 +349,7 @@ class PairingStore:
                 (str(who), str(data["chats"][who])) for who in taken if who in data["chats"]
             ]
             data["welcome"] = [who for who in data["welcome"] if who not in taken]
-            self._save(data)
+            self._save(data, version)
         return welcomes
 
     @property

@@ -5,7 +5,10 @@ file, the reader connections and read deadlines, ``cjk`` the CJK gram index, ``t
 JSONL import, ``database`` (``Archive``) opening, reading and writing, ``query`` query
 sanitising and routing, ``indexes`` the scoped reads of the indexes, ``fusion`` the seam for
 a ranking by meaning that ``discover`` fuses with the words' (``SemanticRanker``), and
-``search`` the ranked, person-scoped search and the typed reads behind the tool. Exceptions
+``search`` the ranked, person-scoped search and the typed reads behind the tool, ``store`` the seam
+(``ArchiveStore``, ``SearchIndexes``, ``SessionSearch``) that the PostgreSQL archive
+(``memory.archive.postgres``, imported only where it is used: asyncpg is an extra) serves
+too. Exceptions
 derive from ``ArchiveError`` (``sqlite3.Error`` for a file that is not a database).
 """
 
@@ -49,6 +52,7 @@ from memory.archive.search import (
     Searcher,
     Sort,
 )
+from memory.archive.store import ArchiveStore, Scope, SearchIndexes, SessionSearch
 
 __all__ = [
     "FUSION",
@@ -59,6 +63,7 @@ __all__ = [
     "READ_TAIL",
     "Archive",
     "ArchiveError",
+    "ArchiveStore",
     "Discovery",
     "Fusion",
     "Hit",
@@ -72,12 +77,15 @@ __all__ = [
     "NewMessage",
     "ParsedQuery",
     "Reading",
+    "Scope",
     "Scroll",
+    "SearchIndexes",
     "Searcher",
     "SemanticRanker",
     "Session",
     "SessionNotFound",
     "SessionResult",
+    "SessionSearch",
     "SessionSpec",
     "Sort",
     "excerpt",

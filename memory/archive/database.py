@@ -31,6 +31,7 @@ import aiosqlite
 from memory.archive import cjk
 from memory.archive import writer as w
 from memory.archive.connections import bounded, connect_reader, create_private, read_deadline
+from memory.archive.indexes import Indexes
 from memory.archive.migrations import migrate
 from memory.archive.records import (
     MESSAGE_COLUMNS,
@@ -119,6 +120,10 @@ class Archive:
             await writer.close()
             raise
         return cls(path, writer, pool)
+
+    def search_indexes(self, *, like_scan_rows: int, cjk_index: bool) -> Indexes:
+        """The FTS5 word, trigram and CJK gram indexes, read person-scoped."""
+        return Indexes(self, like_scan_rows=like_scan_rows, cjk_index=cjk_index)
 
     async def close(self) -> None:
         for reader in self._all_readers:
@@ -288,6 +293,18 @@ class Archive:
             )
         sessions, messages, people = rows[0]
         return {"sessions": sessions, "messages": messages, "people": people}
+
+    async def size_bytes(self) -> int:
+        """The database file and its write-ahead log, on disk."""
+
+        def measure() -> int:
+            total = 0
+            for part in (self.path, self.path.with_name(self.path.name + "-wal")):
+                with contextlib.suppress(OSError):
+                    total += part.stat().st_size
+            return total
+
+        return await asyncio.to_thread(measure)
 
     async def usage_since(self, since: float, *, viewer: str | None = None) -> dict[str, int]:
         """Turns (user messages) and model tokens recorded since ``since`` (unix time)."""

@@ -1,52 +1,58 @@
 """The archive's indexes as the searcher reads them: the word index (bm25), the trigram
 and CJK gram indexes and bounded scans (substrings), and messages by id (a ranking by
-meaning, checked). Every read is scoped in SQL (``scope_sql``: the sessions the viewer took
-part in, ``memory.archive.records.visible_clause``) and answers ``Hit`` rows.
+meaning, checked): SQLite's ``memory.archive.store.SearchIndexes``. Every read is scoped
+in SQL (``scope_sql``: the sessions the viewer took part in,
+``memory.archive.records.visible_clause``) and answers ``Hit`` rows.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Literal
+from contextlib import AbstractAsyncContextManager
+from typing import Any, Protocol
+
+import aiosqlite
 
 from memory.archive.cjk import indexed
-from memory.archive.database import Archive, scope_token, visible_clause
+from memory.archive.query import ParsedQuery, Ranked, Substring
+from memory.archive.records import scope_token, visible_clause
 from memory.archive.results import Hit
+from memory.archive.store import Scope, Sort
 
-__all__ = ["LIKE_SCAN_ROWS", "Indexes", "Scope", "Sort", "scope_sql"]
+__all__ = ["LIKE_SCAN_ROWS", "Indexes", "Scope", "ScopeSQL", "Sort", "scope_sql"]
 
 LIKE_SCAN_ROWS = 20_000
-Sort = Literal["relevance", "newest", "oldest"]
 #: A ``WHERE`` clause over ``messages m`` and its parameters.
-Scope = tuple[str, dict[str, Any]]
+ScopeSQL = tuple[str, dict[str, Any]]
+
+
+class Reads(Protocol):
+    """What the index reads need of an archive: a reader connection (``Archive.reader``)."""
+
+    def reader(self) -> AbstractAsyncContextManager[aiosqlite.Connection]: ...
 
 
 class Indexes:
     """Scoped reads of ``archive``'s indexes; ``like_scan_rows``: the bound of the scans
     (``substring``); ``cjk_index=False`` leaves the gram index unused."""
 
-    def __init__(self, archive: Archive, *, like_scan_rows: int, cjk_index: bool) -> None:
+    def __init__(self, archive: Reads, *, like_scan_rows: int, cjk_index: bool) -> None:
         self.archive = archive
         self.like_scan_rows = like_scan_rows
         self.cjk_index = cjk_index
 
     async def ranked(
-        self,
-        expr: str,
-        scope: Scope,
-        *,
-        viewer: str | None,
-        wanted: int,
-        sort: Sort,
-        period: tuple[float, float] | None = None,
+        self, query: ParsedQuery, step: Ranked, scope: Scope, *, wanted: int, sort: Sort
     ) -> list[Hit]:
-        """The word index, bm25-ranked (or by time; equal scores: the newer first), scope
-        matched inside the index; ``period``: only messages written then."""
-        match = f"search_text : ({expr})"
+        """The word index with ``step.expr``, bm25-ranked (or by time; equal scores: the
+        newer first), scope matched inside the index; ``step.period``: only messages
+        written then."""
+        viewer, period = scope.viewer, step.period
+        match = f"search_text : ({step.expr})"
         if viewer is not None:
             match = f'scope : "{scope_token(viewer)}" AND {match}'
-        where, params = scope[0], dict(scope[1])
+        where, params = scope_sql(scope)
         params.update(match=match, wanted=wanted)
         if period is not None:
             where += " AND m.created_at >= :since AND m.created_at < :until"
@@ -66,16 +72,10 @@ class Indexes:
         return await self.hits(sql, params)
 
     async def substring(
-        self,
-        terms: Sequence[str],
-        short: Sequence[str],
-        scope: Scope,
-        *,
-        viewer: str | None,
-        wanted: int,
-        sort: Sort,
+        self, step: Substring, scope: Scope, *, wanted: int, sort: Sort
     ) -> list[Hit]:
-        """Substrings, exact (LIKE). Which rows are examined:
+        """Substrings, exact (LIKE): ``step.terms`` (3+ characters) and ``step.short``.
+        Which rows are examined:
 
         * only terms shorter than 3 characters, one of them a CJK character or a pair
           ``messages_cjk`` holds (``memory.archive.cjk.indexed``): the messages of the
@@ -85,7 +85,10 @@ class Indexes:
         * only short terms the gram index cannot serve and a larger history: the most recent
           ``like_scan_rows`` messages (the trigram index cannot serve them).
         """
-        where, params = scope[0], dict(scope[1])
+        terms: Sequence[str] = step.terms
+        short: Sequence[str] = step.short
+        viewer = scope.viewer
+        where, params = scope_sql(scope)
         scan = self.like_scan_rows
         params.update(wanted=wanted, scan=scan, needle=(terms or short)[0].lower())
         grams = [t for t in short if indexed(t)] if self.cjk_index and not terms else []
@@ -130,7 +133,7 @@ class Indexes:
         ``period``), as hits without a snippet: a ranker's answer, checked."""
         if not ids:
             return {}
-        where, params = scope[0], dict(scope[1])
+        where, params = scope_sql(scope)
         params["ids"] = json.dumps([int(i) for i in ids])
         if period is not None:
             where += " AND m.created_at >= :since AND m.created_at < :until"
@@ -157,14 +160,14 @@ class Indexes:
         return [Hit(r[0], r[1], r[2], float(r[3]), r[4] or "") for r in rows]
 
 
-def scope_sql(viewer: str | None, exclude: str | None, conversation_only: bool = False) -> Scope:
+def scope_sql(scope: Scope) -> ScopeSQL:
     """The scope of a search as SQL over ``messages m``: what ``viewer`` may see (all, for
     None), less ``exclude``'s messages, only people's and the bot's (``conversation_only``)."""
     where = ["1"]
-    if viewer is not None:
+    if scope.viewer is not None:
         where.append(visible_clause("m.session_id"))
-    if exclude is not None:
+    if scope.exclude is not None:
         where.append("m.session_id != :exclude")
-    if conversation_only:
+    if scope.conversation_only:
         where.append("m.role IN ('user', 'assistant')")
-    return " AND ".join(where), {"viewer": viewer, "exclude": exclude}
+    return " AND ".join(where), {"viewer": scope.viewer, "exclude": scope.exclude}

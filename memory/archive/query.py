@@ -269,6 +269,13 @@ class Ranked:
     period: tuple[float, float] | None = None
     loose: bool = False
 
+    @property
+    def every(self) -> bool:
+        """Whether every term must match (``fts_all``): ``route`` builds a loose step and a
+        step of a period from ``fts_any``; a backend that builds its own expression from the
+        ``ParsedQuery`` (``memory.archive.postgres``) reads this instead of ``expr``."""
+        return not self.loose and self.period is None
+
 
 @dataclass(frozen=True, slots=True)
 class Substring:

@@ -12,9 +12,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from memory.archive.database import Message, Session
 from memory.archive.query import ParsedQuery
-from memory.archive.records import ArchiveError
+from memory.archive.records import ArchiveError, Message, Session
 
 __all__ = [
     "Discovery",

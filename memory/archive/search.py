@@ -4,8 +4,11 @@
 and groups the hits by session lineage (a session and the ones compressed from it), best
 lineage first, keeping the best few hits of each; the steps merge (all words, then any word,
 then substrings), each adding what the ones before did not find. Word-index results are
-ranked by bm25, trigram results by recency (``sort`` orders either by time); all are scoped
-in SQL (``memory.archive.indexes``): a person only ever reaches sessions they took part in.
+ranked by relevance (bm25 on SQLite), trigram results by recency (``sort`` orders either by
+time); all are scoped in SQL by the backend's ``memory.archive.store.SearchIndexes``
+(``memory.archive.indexes`` for SQLite, ``memory.archive.postgres`` for PostgreSQL): a person
+only ever reaches sessions they took part in. The searcher itself is backend-neutral: it
+reads the archive through ``memory.archive.store.ArchiveStore``.
 A ``Searcher`` given a ``semantic`` ranker (``memory.archive.fusion``) fuses its ranking by
 meaning into a person's ``discover`` by relevance; its ids are scoped in SQL the same way.
 
@@ -32,9 +35,9 @@ import asyncio
 import logging
 from collections.abc import Sequence
 
-from memory.archive.database import Archive, Message, Session
+from memory.archive.database import Message, Session
 from memory.archive.fusion import FUSION, Fusion, SemanticRanker, fuse, grouped
-from memory.archive.indexes import LIKE_SCAN_ROWS, Indexes, Scope, Sort, scope_sql
+from memory.archive.indexes import LIKE_SCAN_ROWS
 from memory.archive.query import ParsedQuery, Ranked, parse_query, route
 from memory.archive.results import (
     Discovery,
@@ -47,6 +50,7 @@ from memory.archive.results import (
     SessionNotFound,
     SessionResult,
 )
+from memory.archive.store import ArchiveStore, Scope, SearchIndexes, Sort
 
 __all__ = [
     "HITS_PER_SESSION",
@@ -68,23 +72,27 @@ NO_MATCH = "No past messages match. Try other words, or omit query to browse."
 
 
 class Searcher:
-    """Ranked, scoped search over an ``Archive``, and the reads of ``session_search``."""
+    """Ranked, scoped search over an archive, and the reads of ``session_search``."""
 
     def __init__(
         self,
-        archive: Archive,
+        archive: ArchiveStore,
         *,
         like_scan_rows: int = LIKE_SCAN_ROWS,
         cjk_index: bool = True,
         semantic: SemanticRanker | None = None,
         fusion: Fusion = FUSION,
+        indexes: SearchIndexes | None = None,
     ) -> None:
         """``like_scan_rows``: the bound of the scans (``_substring``); ``cjk_index=False``
         leaves the gram index unused, so short CJK terms are scanned as before it existed
         (the archive benchmark times both); ``semantic``: a ranking by meaning that
-        ``discover`` fuses with the words' (``memory.archive.fusion``), as ``fusion`` says."""
+        ``discover`` fuses with the words' (``memory.archive.fusion``), as ``fusion`` says.
+        ``indexes``: index reads to use instead of the archive's own (tests)."""
         self.archive = archive
-        self.indexes = Indexes(archive, like_scan_rows=like_scan_rows, cjk_index=cjk_index)
+        if indexes is None:
+            indexes = archive.search_indexes(like_scan_rows=like_scan_rows, cjk_index=cjk_index)
+        self.indexes = indexes
         self.semantic = semantic
         self.fusion = fusion
 
@@ -129,10 +137,8 @@ class Searcher:
         query = parse_query(text)
         if query.empty:
             return [], query
-        scope = scope_sql(viewer, exclude_session, conversation_only)
-        hits, _ = await self._words(
-            query, scope, viewer=viewer, limit=limit, per_session=per_session, sort=sort
-        )
+        scope = Scope(viewer, exclude_session, conversation_only)
+        hits, _ = await self._words(query, scope, limit=limit, per_session=per_session, sort=sort)
         return grouped(hits, limit, per_session), query
 
     async def _words(
@@ -140,7 +146,6 @@ class Searcher:
         query: ParsedQuery,
         scope: Scope,
         *,
-        viewer: str | None,
         limit: int,
         per_session: int,
         sort: Sort,
@@ -155,15 +160,11 @@ class Searcher:
         roots: set[str] = set()
         for step in route(query):
             if isinstance(step, Ranked):
-                found = await self.indexes.ranked(
-                    step.expr, scope, viewer=viewer, wanted=wanted, sort=sort, period=step.period
-                )
+                found = await self.indexes.ranked(query, step, scope, wanted=wanted, sort=sort)
             elif step.fallback and roots:
                 break  # the Latin substring search only runs when words found nothing
             else:
-                found = await self.indexes.substring(
-                    step.terms, step.short, scope, viewer=viewer, wanted=wanted, sort=sort
-                )
+                found = await self.indexes.substring(step, scope, wanted=wanted, sort=sort)
             for hit in found:
                 if hit.message_id not in seen_messages:
                     seen_messages.add(hit.message_id)
@@ -194,10 +195,10 @@ class Searcher:
             return [], query
         fusion = self.fusion
         asked = asyncio.ensure_future(semantic(viewer, text, fusion.candidates))
-        scope = scope_sql(viewer, exclude_session, conversation_only)
+        scope = Scope(viewer, exclude_session, conversation_only)
         try:
             words, loose = await self._words(
-                query, scope, viewer=viewer, limit=limit, per_session=per_session, sort="relevance"
+                query, scope, limit=limit, per_session=per_session, sort="relevance"
             )
         except BaseException:
             asked.cancel()

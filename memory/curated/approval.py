@@ -4,7 +4,8 @@
 (``memory.curated.pending``): ``_stage`` validates a write as if it were applied now and keeps it
 instead (its id also goes to the turn's ``MemoryTurn.staged``, so the caller can announce
 it); ``decide`` applies or drops one, and keeps the decision. Every step holds the
-``PENDING.json`` lock, and an approval also holds the lock of the file it changes.
+``PENDING.json`` section, and an approval also holds the section of the file it changes
+(on PostgreSQL both are one transaction: the approval and its record commit together).
 
 ``decide`` answers with a typed ``Decision``; ``approve`` / ``reject`` answer with the typed
 outcome the CLI prints (``memory.curated.outcomes``: ``Saved``, ``Done`` or ``Refused``).
@@ -14,7 +15,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
 from memory.curated.entries import FILE_NAMES, Target
@@ -29,7 +29,7 @@ from memory.curated.pending import (
     new_pending_id,
     save_pending,
 )
-from memory.files import ensure_private_dir, file_lock
+from memory.documents import Documents, Version
 
 __all__ = ["Decision", "Problem", "WriteApproval"]
 
@@ -60,19 +60,17 @@ class Decision:
 class WriteApproval:
     """Mixed into ``MemoryStore`` (``memory.curated.store``); uses its locked read-apply-write."""
 
-    directory: Path
+    documents: Documents
     person: str
     _clock: Callable[[], float]
 
     if TYPE_CHECKING:  # defined by MemoryStore
 
-        def path(self, target: Target) -> Path: ...
-
         def _apply_locked(
             self, target: Target, ops: Sequence[Operation], batch: bool
         ) -> Applied: ...
 
-        def _write(self, target: Target, entries: Sequence[str]) -> None: ...
+        def _write(self, target: Target, entries: Sequence[str], expected: Version) -> None: ...
 
         def _saved(
             self, turn: MemoryTurn, target: Target, entries: Sequence[str], message: str, *,
@@ -84,7 +82,7 @@ class WriteApproval:
     def _stage(
         self, target: Target, ops: Sequence[Operation], batch: bool, turn: MemoryTurn
     ) -> Saved | Staged:
-        with file_lock(self.path(target)):
+        with self.documents.exclusive(FILE_NAMES[target]):
             applied = self._apply_locked(target, ops, batch)
         if not applied.changed:
             return self._saved(
@@ -95,17 +93,15 @@ class WriteApproval:
                 wrote=False,
             )
         item = PendingWrite(new_pending_id(), target, tuple(applied.ops), self._clock(), batch)
-        pending_path = self._pending_path()
-        ensure_private_dir(self.directory)
-        with file_lock(pending_path):
-            state = load_pending(pending_path)
+        with self.documents.exclusive(PENDING_FILE):
+            state = load_pending(self.documents)
             taken = {p.id for p in state.items} | {d.write.id for d in state.decided}
             while item.id in taken:
                 item = PendingWrite(
                     new_pending_id(), target, item.operations, item.created_at, batch
                 )
             state.items.append(item)
-            save_pending(pending_path, state)
+            save_pending(self.documents, state)
         turn.failures = 0
         turn.staged.append(item.id)
         return Staged(
@@ -116,8 +112,8 @@ class WriteApproval:
         )
 
     def pending(self) -> list[PendingWrite]:
-        with file_lock(self._pending_path()):
-            return load_pending(self._pending_path()).items
+        with self.documents.exclusive(PENDING_FILE):
+            return load_pending(self.documents).items
 
     def decide(self, pending_id: str, *, approve: bool) -> Decision:
         """Approve (apply, if every entry it was pinned to is still there) or reject one
@@ -136,29 +132,27 @@ class WriteApproval:
         return outcome
 
     def _decide(self, pending_id: str, approve: bool) -> tuple[Decision, Saved | Done | Refused]:
-        pending_path = self._pending_path()
-        ensure_private_dir(self.directory)
-        with file_lock(pending_path):
-            state = load_pending(pending_path)
+        with self.documents.exclusive(PENDING_FILE):
+            state = load_pending(self.documents)
             item = state.find(pending_id)
             if item is None:
                 return _unknown(state, pending_id)
             if not approve:
                 state.decide(item, "rejected", self._clock())
-                save_pending(pending_path, state)
+                save_pending(self.documents, state)
                 message = f"Rejected {pending_id}; memory unchanged."
                 return Decision(pending_id, "rejected", item), Done(message)
             turn = MemoryTurn()
             try:
-                with file_lock(self.path(item.target)):
+                with self.documents.exclusive(FILE_NAMES[item.target]):
                     applied = self._apply_locked(item.target, item.operations, item.batch)
                     if applied.changed:
-                        self._write(item.target, applied.entries)
+                        self._write(item.target, applied.entries, applied.version)
             except Refusal as refusal:
                 result = self._failure(turn, refusal)
                 if refusal.stale:
                     state.decide(item, "discarded", self._clock())
-                    save_pending(pending_path, state)
+                    save_pending(self.documents, state)
                     return Decision(pending_id, "discarded", item, error=refusal.error), result
                 problem: Problem = (
                     "full"
@@ -172,7 +166,7 @@ class WriteApproval:
                 )
                 return decision, result
             state.decide(item, "approved", self._clock())
-            save_pending(pending_path, state)
+            save_pending(self.documents, state)
         saved = self._saved(
             turn,
             item.target,
@@ -181,9 +175,6 @@ class WriteApproval:
             changes=applied.changes,
         )
         return Decision(pending_id, "approved", item, usage=saved.usage), saved
-
-    def _pending_path(self) -> Path:
-        return self.directory / PENDING_FILE
 
 
 def _unknown(state: PendingFile, pending_id: str) -> tuple[Decision, Refused]:

@@ -121,6 +121,7 @@ class Applied:
     changed: bool = False
     ops: list[Operation] = field(default_factory=list)  # with pins filled in
     changes: list[Change] = field(default_factory=list)  # what replaces and removes changed
+    version: object = None  # the stored file's version the entries were read at (store.py)
 
 
 def finding_ids(entry: str) -> tuple[str, ...]:

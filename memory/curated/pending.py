@@ -20,12 +20,11 @@ import json
 import secrets
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Literal, cast
 
 from memory.curated.entries import Target
 from memory.curated.operations import Operation, op_dict
-from memory.files import atomic_write_text, move_aside
+from memory.documents import Documents, Version
 
 __all__ = [
     "KEEP_DECIDED",
@@ -93,10 +92,12 @@ class Decided:
 
 @dataclass(slots=True)
 class PendingFile:
-    """What ``PENDING.json`` holds: the writes waiting, the decisions kept (oldest first)."""
+    """What ``PENDING.json`` holds: the writes waiting, the decisions kept (oldest first),
+    and the stored version they were read at (a save writes only over that one)."""
 
     items: list[PendingWrite] = field(default_factory=list)
     decided: list[Decided] = field(default_factory=list)
+    version: Version = None
 
     def find(self, pending_id: str) -> PendingWrite | None:
         return next((p for p in self.items if p.id == pending_id), None)
@@ -116,14 +117,17 @@ def new_pending_id() -> str:
     return secrets.token_hex(3)
 
 
-def load_pending(path: Path) -> PendingFile:
-    """Read the staged writes and decisions; call with the file's lock held.
+def load_pending(documents: Documents) -> PendingFile:
+    """Read the staged writes and decisions; call inside the file's exclusive section.
 
-    A file that cannot be read as ours is moved aside to ``PENDING.json.corrupt.<ts>`` (kept
-    for an operator, logged) rather than crashing every later memory call.
+    A file that cannot be read as ours is set aside (on disk ``PENDING.json.corrupt.<ts>``;
+    kept for an operator, logged) rather than crashing every later memory call.
     """
+    document = documents.read(PENDING_FILE)
+    if document.raw is None:
+        return PendingFile()
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(document.raw.decode("utf-8"))
         items = [PendingWrite.from_json(raw) for raw in data["items"]]
         decided = []
         for raw in data.get("decided", []):
@@ -131,18 +135,19 @@ def load_pending(path: Path) -> PendingFile:
                 raise ValueError(f"unknown verdict {raw['verdict']!r}")
             verdict = cast(Verdict, raw["verdict"])
             decided.append(Decided(PendingWrite.from_json(raw["write"]), verdict, float(raw["at"])))
-    except FileNotFoundError:
-        return PendingFile()
     except (ValueError, KeyError, TypeError, AttributeError, UnicodeDecodeError) as exc:
-        move_aside(path, exc, what="staged memory writes", now=time.time())
+        documents.set_aside(PENDING_FILE, exc, what="staged memory writes", now=time.time())
         return PendingFile()
-    return PendingFile(items, decided)
+    return PendingFile(items, decided, document.version)
 
 
-def save_pending(path: Path, state: PendingFile) -> None:
+def save_pending(documents: Documents, state: PendingFile) -> None:
+    """Write ``state`` over the version it was read at (``Conflict`` if that changed)."""
     data = {
         "version": 1,
         "items": [item.to_json() for item in state.items],
         "decided": [d.to_json() for d in state.decided],
     }
-    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1))
+    text = json.dumps(data, ensure_ascii=False, indent=1)
+    documents.write(PENDING_FILE, text.encode("utf-8"), expected=state.version)
+    state.version = documents.version(PENDING_FILE)

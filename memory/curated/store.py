@@ -10,15 +10,19 @@ go through the same function, so there is one set of rules:
 * hard character limits per file; over the limit the tool answers with the entries and an
   instruction to consolidate, and after ``MAX_FAILURES_PER_TURN`` failures in one turn it
   tells the model to stop;
-* every write holds ``<FILE>.lock`` across re-read → mutate → atomic write;
+* every write holds the file's exclusive section across re-read → mutate → write (the
+  compare-and-swap of ``memory.documents``; on disk ``<FILE>.lock`` and an atomic rename);
 * content is scanned (``memory.scan.scanner``) before it is stored, and again when a snapshot is
   taken for a system prompt;
 * a file edited by hand that no longer round-trips is backed up and never overwritten
-  (the drift guard);
+  (the drift guard); on PostgreSQL a row whose text a store did not write is such a file
+  too (``Document.foreign``; another replica's writes go through a store and never are);
 * with write approval on, writes are validated and staged in ``PENDING.json`` instead
   (``memory.curated.approval``: staging, and deciding a staged write).
 
-Which folder holds whose store (people, the shared scope) is ``memory.curated.scope``.
+Which folder holds whose store (people, the shared scope) is ``memory.curated.scope``. The
+files are ``memory.documents`` (a folder on disk, or rows in PostgreSQL): this module and
+``approval`` hold every rule, the documents only store text.
 
 Errors: ``MemoryStoreError`` (``memory.curated.errors``) is the root; a person id that is
 not a safe directory name is ``memory.people.InvalidPersonError`` (a ``ValueError``), shared
@@ -64,7 +68,7 @@ from memory.curated.operations import (
 )
 from memory.curated.outcomes import Change, Done, Refused, Saved, WriteOutcome
 from memory.curated.pending import PendingWrite
-from memory.files import atomic_write_bytes, atomic_write_text, ensure_private_dir, file_lock
+from memory.documents import Conflict, Documents, DocumentsError, FileDocuments, Version
 
 __all__ = [
     "MAX_FAILURES_PER_TURN",
@@ -130,31 +134,51 @@ class _Disk:
     raw: bytes | None  # None: the file does not exist
     text: str | None  # None: missing or undecodable
     decode_error: str | None = None
+    version: Version = None
+    foreign: bool = False
 
 
 class MemoryStore(WriteApproval):
-    """One person's (or the shared) ``MEMORY.md`` + ``USER.md`` in ``directory``; with write
-    approval on, the model's writes are staged (``memory.curated.approval``)."""
+    """One person's (or the shared) ``MEMORY.md`` + ``USER.md``: in ``where`` (a folder on
+    disk, or any ``Documents``, then ``person`` is required); with write approval on, the
+    model's writes are staged (``memory.curated.approval``)."""
 
     def __init__(
         self,
-        directory: Path,
+        where: Path | Documents,
         *,
         limits: MemoryLimits | None = None,
         write_approval: bool = False,
         person: str | None = None,
         clock: Callable[[], float] = time.time,
     ) -> None:
-        self.directory = directory
+        if isinstance(where, Path):
+            self.documents: Documents = FileDocuments(where)
+            person = person or where.name
+        else:
+            self.documents = where
+        if not person:
+            raise TypeError("a store that is not a folder on disk needs person=")
         self.limits = limits or MemoryLimits()
         self.write_approval = write_approval
-        self.person = person or directory.name
+        self.person = person
         self._clock = clock
 
     # -- reading ------------------------------------------------------------------------
 
+    @property
+    def directory(self) -> Path:
+        """The folder on disk; ``MemoryStoreError`` for a store kept elsewhere."""
+        if not isinstance(self.documents, FileDocuments):
+            raise MemoryStoreError(f"{self.documents.where} is not a folder on disk")
+        return self.documents.directory
+
     def path(self, target: Target) -> Path:
         return self.directory / FILE_NAMES[target]
+
+    def location(self, target: Target) -> str:
+        """Where ``target`` is kept, for people: a path, or ``postgres:memory/<person>/…``."""
+        return self.documents.location(FILE_NAMES[target])
 
     def entries(self, target: Target) -> list[str]:
         """Live entries, raw text (blocked ones included, so people can see them).
@@ -222,10 +246,10 @@ class MemoryStore(WriteApproval):
             target, ops, batch = parse_request(args)
             if self.write_approval:
                 return self._stage(target, ops, batch, turn)
-            with file_lock(self.path(target)):
+            with self.documents.exclusive(FILE_NAMES[target]):
                 applied = self._apply_locked(target, ops, batch)
                 if applied.changed:
-                    self._write(target, applied.entries)
+                    self._write(target, applied.entries, applied.version)
         except Refusal as refusal:
             return self._failure(turn, refusal)
         if not applied.changed:
@@ -239,8 +263,9 @@ class MemoryStore(WriteApproval):
     def _apply_locked(self, target: Target, ops: Sequence[Operation], batch: bool) -> Applied:
         """Re-read (guarded), apply to a copy, check the final budget. Caller holds the lock."""
         guarded = batch or any(op.action != "add" for op in ops)
-        current = self._load_for_write(target, guarded=guarded)
+        current, version = self._load_for_write(target, guarded=guarded)
         applied = apply_operations(current, ops, batch=batch, target=target)
+        applied.version = version
         if not applied.changed:
             return applied
         if batch and current and not applied.entries:
@@ -292,48 +317,52 @@ class MemoryStore(WriteApproval):
 
     def repair(self, target: Target) -> Done | Refused:
         """Rewrite a drifted file in canonical form, after backing it up."""
-        path = self.path(target)
-        with file_lock(path):
+        name, where = FILE_NAMES[target], self.location(target)
+        with self.documents.exclusive(name):
             disk = self._read(target)
             if disk.decode_error is not None:
                 return Refused(
-                    f"{path} is not valid UTF-8 ({disk.decode_error}); fix the bytes by hand."
+                    f"{where} is not valid UTF-8 ({disk.decode_error}); fix the bytes by hand."
                 )
             if self._drift_reason(target, disk) is None:
-                return Done(f"{path.name} is already clean.")
+                return Done(f"{name} is already clean.")
             entries = parse_entries(disk.text or "")
             limit = self.limits.of(target)
             too_long = [preview(e, 50) for e in entries if len(e) > limit]
             if too_long:
                 return Refused(
-                    f"{path.name} has entries longer than the whole file's limit "
+                    f"{name} has entries longer than the whole file's limit "
                     f"({limit:,} chars): {too_long}. Split them by hand with lines holding "
                     "only '§', then run repair again."
                 )
-            backup = self._backup(path, disk.raw or b"")
-            self._write(target, entries)
+            backup = self._backup(target, disk.raw or b"")
+            self._write(target, entries, disk.version)
         return Done(
-            f"Rewrote {path.name} in canonical form ({len(entries)} entries); the old file is at {backup}.",  # noqa: E501
+            f"Rewrote {name} in canonical form ({len(entries)} entries); the old file is at {backup}.",  # noqa: E501
             usage=format_usage(usage_chars(entries), limit),
         )
 
     # -- internals ----------------------------------------------------------------------
 
     def _read(self, target: Target) -> _Disk:
-        try:
-            raw = self.path(target).read_bytes()
-        except FileNotFoundError:
+        document = self.documents.read(FILE_NAMES[target])
+        raw = document.raw
+        if raw is None:
             return _Disk(None, None)
         try:
-            return _Disk(raw, raw.decode("utf-8-sig"))
+            text = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
-            return _Disk(raw, None, f"invalid byte at offset {exc.start}")
+            error = f"invalid byte at offset {exc.start}"
+            return _Disk(raw, None, error, document.version, document.foreign)
+        return _Disk(raw, text, None, document.version, document.foreign)
 
     def _drift_reason(self, target: Target, disk: _Disk) -> str | None:
         if disk.raw is None:
             return None
         if disk.text is None:
             return f"is not valid UTF-8 ({disk.decode_error})"
+        if disk.foreign:
+            return "was changed in the database by something other than mnemo's memory store"
         entries = parse_entries(disk.text)
         if join_entries(entries) != disk.text:
             return (
@@ -346,14 +375,14 @@ class MemoryStore(WriteApproval):
             return f"holds one entry of {longest:,} chars, longer than the whole file's limit ({limit:,})"  # noqa: E501
         return None
 
-    def _load_for_write(self, target: Target, *, guarded: bool) -> list[str]:
+    def _load_for_write(self, target: Target, *, guarded: bool) -> tuple[list[str], Version]:
         disk = self._read(target)
         reason = self._drift_reason(target, disk)
         # An undecodable file is refused even for add: it can never be read as empty.
         if reason is not None and (guarded or disk.text is None):
-            backup = self._backup(self.path(target), disk.raw or b"")
+            backup = self._backup(target, disk.raw or b"")
             log.warning(
-                "refused to change %s: it %s (copy at %s)", self.path(target), reason, backup
+                "refused to change %s: it %s (copy at %s)", self.location(target), reason, backup
             )
             name = FILE_NAMES[target]
             raise Refusal(
@@ -365,25 +394,29 @@ class MemoryStore(WriteApproval):
                 counted=False,
                 drift_backup=str(backup),
             )
-        return parse_entries(disk.text or "")
+        return parse_entries(disk.text or ""), disk.version
 
-    def _backup(self, path: Path, raw: bytes) -> Path:
-        """Copy ``raw`` to ``<FILE>.bak.<unix-ts>``, reusing an identical existing backup."""
-        for existing in sorted(path.parent.glob(path.name + ".bak.*")):
-            if existing.read_bytes() == raw:
-                return existing
-        stamp = int(self._clock())
-        candidate = path.with_name(f"{path.name}.bak.{stamp}")
-        n = 1
-        while candidate.exists():
-            candidate = path.with_name(f"{path.name}.bak.{stamp}-{n}")
-            n += 1
-        atomic_write_bytes(candidate, raw)
-        return candidate
+    def _backup(self, target: Target, raw: bytes) -> str:
+        """Keep ``raw`` (on disk ``<FILE>.bak.<unix-ts>``), reusing an identical backup."""
+        return self.documents.backup(FILE_NAMES[target], raw, now=self._clock())
 
-    def _write(self, target: Target, entries: Sequence[str]) -> None:
-        ensure_private_dir(self.directory)
-        atomic_write_text(self.path(target), join_entries(entries))
+    def _write(self, target: Target, entries: Sequence[str], expected: Version) -> None:
+        """Write under the section, if nobody wrote since ``expected`` was read (only a
+        writer outside every section can have: a hand edit racing this one)."""
+        try:
+            self.documents.write(
+                FILE_NAMES[target], join_entries(entries).encode("utf-8"), expected=expected
+            )
+        except Conflict:
+            raise Refusal(
+                f"{FILE_NAMES[target]} changed while this write was being made; nothing was "
+                "written. Retry.",
+                counted=False,
+            ) from None
+        except DocumentsError as exc:
+            raise Refusal(
+                f"{FILE_NAMES[target]} could not be written: {exc}.", counted=False
+            ) from None
 
     def _saved(
         self,

@@ -34,9 +34,10 @@ _IGNORE = r"ignore|disregard|forget|set\s+aside|put\s+aside|pay\s+no\s+attention
 _PRIOR = r"previous|prev|prior|above|earlier|preceding|former|original|existing|initial|old|all|any|your|the|these|those|every|my|system|safety|developer"
 _RULES = r"instructions?|instrs?|persona|safety\s+training|setup\s+text|directions|criteria|rules|guidelines|directives|prompts?|commands|orders|constraints|guardrails|policies|programming|restrictions|guidance|context"
 # A value that says it is not a real one: a placeholder word or bracket starting a word in its
-# first 60 characters ("YOUR_API_KEY_HERE", "<your key>", "${TOKEN}", "dev-only-not-secret";
+# first 60 characters ("YOUR_API_KEY_HERE", "<your key>", "${TOKEN}", "dev-only-not-secret",
+# a masked "********", an environment variable's name "$API_KEY";
 # not "...CYEXAMPLEKEY", where the word is glued inside a random-looking value).
-_PLACEHOLDER_WORDS = r"(?:your|example|placeholder|changeme|change[-_]me|redacted|dummy|sample|xxxx|not[-_]?(?:a[-_]?)?secret|<|\$\{|\{\{)"
+_PLACEHOLDER_WORDS = r"(?:your|example|placeholder|changeme|change[-_]me|redacted|dummy|sample|xxxx|\*\*\*|•••|not[-_]?(?:a[-_]?)?secret|<|\$\{|\{\{|\$(?-i:[A-Z][A-Z_]))"
 _PLACEHOLDER = r"(?![^\s\"'`]{0,60}?(?<![a-z0-9])" + _PLACEHOLDER_WORDS + ")"
 _SECRET_VAR = r"\$\{?[A-Za-z_]{0,40}(?:KEY|TOKEN|SECRET|PASS(?:WORD)?|PWD|CRED(?:ENTIAL)?S?|AUTH)[A-Za-z_]{0,20}\}?"  # noqa: S105
 _NET_TOOL = r"curl|wget|nc|ncat|netcat|socat|telnet|scp|rsync|sftp|ftp|dig|nslookup|Invoke-WebRequest|Invoke-RestMethod|iwr|irm|fetch|requests\.(?:get|post|put)|urllib|httpx"
@@ -265,7 +266,7 @@ RULES: tuple[Rule, ...] = (
         r"\b(?:put|place|encode|embed|include|insert|add|append)\s+(?:them|it|this|those|these|the\s+\w{1,30})\s+(?:in(?:to)?|as)\s+(?:the|a)\s+(?:url|link|query(?:\s+string)?|parameter|path)\b",
         r"\b(?:put|place|encode|embed|include|insert|add|append)\b[^\n]{0,60}\bas\s+(?:query|url|get)\s+(?:parameters?|string|params?)\b|https?://(?:(?!https?://)[^\s)]){0,200}[?&][\w.-]{1,30}=(?=\s)[^\n]{0,80}\b(?:e-?mail|address|adres|name|phone|user|password|token|key|gebruiker|usuario|utente|utilisateur|nutzer)",
         r"https?://(?:(?!https?://)[^\s)]){0,200}[?&][\w.-]{1,30}=\[?(?-i:[A-Z][A-Z0-9_]{2,256})",
-        r"https?://(?:(?!https?://)[^\s)]){0,200}[?&][\w.-]{1,30}=\s*(?:\$\{?[A-Za-z_]{2,256}|<[\w\s-]{1,30}>|\{\{?[\w.-]{1,30}\}?\})|https?://<[\w\s-]{1,30}>",
+        r"https?://(?:(?!https?://)[^\s)]){0,200}[?&][\w.-]{1,30}=\s*(?:\$\{?[A-Za-z_]{2,256}|<[\w\s-]{1,30}>|\{\{?[\w.-]{1,30}\}?\})|https?://<[\w\s-]{0,20}(?:secret|token|key|password|passwd|credential|env|data|history|memory|conversation|chat|message)s?[\w\s-]{0,20}>",
         r"https?://(?:(?!https?://)\S){0,200}[=/]\)?\s+(?:followed\s+by|plus|\+|with)\s+(?:the|it|them|their|a|an)\b",
         r"\b(?:encoded|embedded|included|appended|url-encoded|base64)\b[^\n]{0,30}\b(?:in|into|to)\s+the\s+(?:url|link|query|image\s+url)\b|\b(?:codificad[oa]s?|encod[eé]e?s?|cod[eé]e?s?)\s+(?:en|in|na|no|dans)\s+(?:la\s+|l'|a\s+|o\s+)?(?:url|link)",
         r"\b(?:value|contents?)\s+of\s+(?:the\s+)?\$?\{?(?-i:[A-Z][A-Z0-9_]{0,40}(?:TOKEN|KEY|SECRET|PASSWORD|PASS|PWD|CREDENTIALS?))\b[^\n]{0,80}?https?://|https?://[^\n]{0,120}?\b(?:value|contents?)\s+of\s+(?:the\s+)?\$?\{?(?-i:[A-Z][A-Z0-9_]{0,40}(?:TOKEN|KEY|SECRET|PASSWORD|PASS|PWD|CREDENTIALS?))",
@@ -358,7 +359,7 @@ RULES: tuple[Rule, ...] = (
         r"\bsk-(?:proj-|ant-|live-|or-v1-)?[A-Za-z0-9_-]{20,256}",
         r"\b(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{30,256}|\bgithub_pat_[A-Za-z0-9_]{40,256}",
         r"\b(?:AKIA|ASIA)(?![0-9A-Z]{0,9}EXAMPLE)[0-9A-Z]{16}\b",  # not the documented dummy
-        r"\bxox[abposre]-[A-Za-z0-9-]{10,256}",
+        r"\bxox[abposre]-" + _PLACEHOLDER + r"[A-Za-z0-9-]{10,256}",
         r"-----BEGIN\s+(?:[A-Z]{1,10}\s+)?PRIVATE\s+KEY(?:\s+BLOCK)?-----\s*[A-Za-z0-9+/=]{16}",  # a body
         r"(?<![0-9])\d{6,12}:AA[A-Za-z0-9_-]{33}(?![A-Za-z0-9_-])",  # also in .../bot<token>/
         r"\b[MNO][A-Za-z0-9_-]{23,27}\.[A-Za-z0-9_-]{6}\.[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])",

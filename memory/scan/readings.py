@@ -40,7 +40,8 @@ _CONFUSABLES = str.maketrans(
 _LEET = str.maketrans("013457@$", "oieastas")
 # Every repeat is bounded (a word of at most 64 characters), so these stay linear too.
 _LEET_WORD = re.compile(
-    r"(?<![\w@$])(?=[\w@$]{0,63}[A-Za-z])(?=[\w@$]{0,63}[0-9@$])[\w@$]{3,64}(?![\w@$])"
+    r"(?<![\w@$])(?!\$[A-Z][A-Z0-9]{0,30}_[A-Z0-9_]{1,30}(?![\w@$]))"  # $SHELL_VARIABLE
+    r"(?=[\w@$]{0,63}[A-Za-z])(?=[\w@$]{0,63}[0-9@$])[\w@$]{3,64}(?![\w@$])"
 )
 _SPACED = re.compile(r"(?<![^\W_])[^\W_]([ .·_*-])[^\W_](?:\1[^\W_]){1,63}(?![^\W_])")
 _HYPHEN_BREAK = re.compile(r"(\w)-[ \t]{0,8}\n[ \t]{0,8}(\w)")

@@ -67,6 +67,7 @@ import unicodedata
 from dataclasses import dataclass
 
 from memory.scan.chain_run import Run
+from memory.scan.excuses import SHORT, excused
 from memory.scan.listing import Listing
 from memory.scan.patterns import RULES
 from memory.scan.prefilter import fold
@@ -350,6 +351,12 @@ def _match_long(text: str, texts: list[str]) -> dict[int, re.Match[str]]:
     return matched
 
 
+def _excused(tab: Table, index: int, texts: list[str]) -> bool:
+    rule = tab.patterns[index].id
+    regexes = [alt.regex for alt in tab.alternatives if alt.pattern == index]
+    return excused(rule, regexes, texts)
+
+
 def scan(text: str) -> list[Finding]:
     """Return every finding for ``text`` (empty list = safe to store).
 
@@ -373,8 +380,11 @@ def scan(text: str) -> list[Finding]:
         over = False
     except _OverBudget as stop:
         matched, over = stop.matched, True
+    tab = table()
     for index in sorted(matched):
-        pattern, snippet = table().patterns[index], matched[index].group(0)
+        pattern, snippet = tab.patterns[index], matched[index].group(0)
+        if not over and len(text) <= SHORT and _excused(tab, index, texts):
+            continue
         if len(snippet) > 60:
             snippet = snippet[:57] + "..."
         findings.append(Finding(pattern.id, f"{pattern.description}: {snippet!r}"))

@@ -5,8 +5,9 @@ state, so a staged change is re-validated against the disk when an admin approve
 ``patch`` whose text is gone by then is refused, not applied blindly). Fields that do not
 belong to the action are ignored.
 
-``.pending.json`` is read and written under its lock by ``SkillStore``; a file that cannot be
-read as ours is moved aside to ``.pending.json.corrupt.<unix-ts>`` (logged) rather than
+``.pending.json`` (a document of the skill tree's ``pending``: on disk ``<root>/.pending.json``)
+is read and written inside its exclusive section by ``SkillStore``; a file that cannot be
+read as ours is set aside (on disk ``.pending.json.corrupt.<unix-ts>``, logged) rather than
 breaking every later skill write, as ``memory/curated/pending.py`` does for memory.
 """
 
@@ -16,10 +17,9 @@ import json
 import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal, get_args
 
-from memory.files import atomic_write_text, move_aside
+from memory.documents import Documents, Version
 
 __all__ = [
     "PENDING_FILE",
@@ -103,10 +103,13 @@ def new_pending_id() -> str:
     return secrets.token_hex(3)
 
 
-def load_pending(path: Path, *, now: float) -> list[PendingSkillChange]:
-    """Read the staged changes; call with the file's lock held."""
+def load_pending(documents: Documents, *, now: float) -> tuple[list[PendingSkillChange], Version]:
+    """The staged changes and the version they were read at; call inside the file's section."""
+    document = documents.read(PENDING_FILE)
+    if document.raw is None:
+        return [], None
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(document.raw.decode("utf-8"))
         items = [
             PendingSkillChange(
                 id=str(raw["id"]),
@@ -117,14 +120,16 @@ def load_pending(path: Path, *, now: float) -> list[PendingSkillChange]:
             )
             for raw in data["items"]
         ]
-    except FileNotFoundError:
-        return []
     except (ValueError, KeyError, TypeError, UnicodeDecodeError) as exc:
-        move_aside(path, exc, what="staged skill changes", now=now)
-        return []
-    return items
+        documents.set_aside(PENDING_FILE, exc, what="staged skill changes", now=now)
+        return [], None
+    return items, document.version
 
 
-def save_pending(path: Path, items: Sequence[PendingSkillChange]) -> None:
+def save_pending(
+    documents: Documents, items: Sequence[PendingSkillChange], *, expected: Version
+) -> None:
+    """Write ``items`` over the version read (``Conflict`` if it changed meanwhile)."""
     data = {"version": 1, "items": [item.to_json() for item in items]}
-    atomic_write_text(path, json.dumps(data, ensure_ascii=False, indent=1))
+    text = json.dumps(data, ensure_ascii=False, indent=1)
+    documents.write(PENDING_FILE, text.encode("utf-8"), expected=expected)

@@ -10,7 +10,6 @@ store.
 from __future__ import annotations
 
 import hashlib
-from pathlib import Path
 
 from memory.scan import scan as scan_text
 from memory.skills.files import (
@@ -23,6 +22,7 @@ from memory.skills.files import (
     parse_skill_md,
 )
 from memory.skills.layout import Folder, SkillProblem, list_folders, read_skill_md
+from memory.skills.tree import SkillTree
 
 __all__ = ["SkillDisk"]
 
@@ -30,21 +30,21 @@ _CACHE_SIZE = 1024
 
 
 class SkillDisk:
-    """The skills under ``root``, read (never written) and checked."""
+    """The skills in ``tree``, read (never written) and checked."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
+    def __init__(self, tree: SkillTree) -> None:
+        self.tree = tree
         self._findings_cache: dict[bytes, tuple[str, ...]] = {}
 
     def folders(self) -> tuple[list[Folder], list[SkillProblem]]:
         """Candidate skill folders (not yet validated) and layout problems."""
-        return list_folders(self.root)
+        return list_folders(self.tree)
 
     def find_folder(self, name: str) -> Folder:
         """The one folder named ``name`` (valid skill or not); ``SkillError`` otherwise."""
         check_name(name)
         try:
-            matches = [f for f in self.folders()[0] if f.directory.name == name]
+            matches = [f for f in self.folders()[0] if f.name == name]
         except OSError as exc:
             raise SkillError(f"The skills folder cannot be read ({exc.strerror}).") from None
         if not matches:
@@ -58,7 +58,7 @@ class SkillDisk:
         return matches[0]
 
     def read_skill_md(self, folder: Folder) -> str:
-        return read_skill_md(folder.directory, f"{folder.rel}/{SKILL_FILE}")
+        return read_skill_md(self.tree, folder.rel, f"{folder.rel}/{SKILL_FILE}")
 
     def findings(self, text: str) -> tuple[str, ...]:
         """Scanner pattern ids for ``text`` (cached by content)."""

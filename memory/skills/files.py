@@ -6,9 +6,10 @@ between ``---`` lines, then the procedure) and optional support files under ``re
 ``support_parts``, ``name_problem``) and the two I/O primitives every read and write goes
 through:
 
-* ``walk_real(base, parts)`` checks, component by component with ``lstat``, that a path
-  below ``base`` is made of real directories only: a symlink anywhere (pointing inside or
-  out) is refused, so a skill can neither read nor write outside its own folder;
+* ``kind_of(path)`` says what a path is with ``lstat``: ``memory.skills.tree.walk_real``
+  checks with it, component by component, that a path below a skill is made of real
+  directories only: a symlink anywhere (pointing inside or out) is refused, so a skill can
+  neither read nor write outside its own folder;
 * ``read_text(path, ...)`` opens with ``O_NOFOLLOW``, checks the size on the open
   descriptor before reading, and decodes strict UTF-8.
 
@@ -38,6 +39,7 @@ __all__ = [
     "SKILL_FILE",
     "SUPPORT_DIRS",
     "FrontMatter",
+    "Kind",
     "SkillError",
     "check_encodable",
     "check_name",
@@ -46,7 +48,6 @@ __all__ = [
     "parse_skill_md",
     "read_text",
     "support_parts",
-    "walk_real",
 ]
 
 SKILL_FILE = "SKILL.md"
@@ -255,33 +256,6 @@ def kind_of(path: Path) -> Kind:
     if stat.S_ISREG(mode):
         return "file"
     return "other"
-
-
-def walk_real(base: Path, parts: tuple[str, ...], *, label: str) -> Path:
-    """``base/parts…``, refusing a symlink or non-directory in any component but the last
-    (which must not be a symlink either, and may be missing). ``label`` names the path in
-    errors, relative to the skills root."""
-    path = base
-    for index, part in enumerate(parts):
-        path = path / part
-        kind = kind_of(path)
-        last = index == len(parts) - 1
-        shown = "/".join((label, *parts[: index + 1]))
-        if kind == "symlink":
-            raise SkillError(
-                f"{shown} is a symbolic link; skills only use real files and folders inside "
-                "their own folder."
-            )
-        if kind == "missing":
-            return base.joinpath(*parts)
-        if not last and kind != "dir":
-            raise SkillError(f"{shown} is not a folder.")
-        if last and kind not in ("file", "dir"):
-            raise SkillError(f"{shown} is not a regular file.")
-    resolved = path.resolve()
-    if not resolved.is_relative_to(base.resolve()):  # belt and braces
-        raise SkillError(f"{label}/{'/'.join(parts)} resolves outside the skill's folder.")
-    return path
 
 
 def read_text(path: Path, *, max_bytes: int, label: str, limit_text: str) -> str:

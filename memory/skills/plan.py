@@ -13,17 +13,10 @@ message can never quote text the scanner would refuse.
 
 from __future__ import annotations
 
-import contextlib
 import difflib
-import os
-import secrets
-import shutil
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 
-from memory.files import DIR_MODE, atomic_write_text, ensure_private_dir, fsync_dir
 from memory.skills.changes import SkillChange
 from memory.skills.disk import SkillDisk
 from memory.skills.files import (
@@ -32,12 +25,10 @@ from memory.skills.files import (
     SkillError,
     check_encodable,
     check_name,
-    kind_of,
-    read_text,
     support_parts,
-    walk_real,
 )
 from memory.skills.layout import Folder
+from memory.skills.tree import SkillTree, join, walk_real
 
 __all__ = ["FileChange", "Plan", "plan_change", "render_diff"]
 
@@ -73,7 +64,7 @@ def plan_change(store: SkillDisk, change: SkillChange) -> Plan:
     if change.action == "write_file":
         return _write_file(store, change, folder)
     if change.action == "remove_file":
-        return _remove_file(change, folder)
+        return _remove_file(store.tree, change, folder)
     raise SkillError(
         f"Unknown action {change.action!r}: use create, patch, edit, delete, write_file or "
         "remove_file."
@@ -91,35 +82,25 @@ def _create(store: SkillDisk, change: SkillChange) -> Plan:
         folders = store.folders()[0]
     except OSError as exc:
         raise SkillError(f"The skills folder cannot be read ({exc.strerror}).") from None
-    taken = next((f for f in folders if f.directory.name == name), None)
+    taken = next((f for f in folders if f.name == name), None)
     if taken is not None:
         raise SkillError(
             f"A skill named {name} already exists ({taken.rel}); choose another name, or change "
             "that one with patch or edit."
         )
-    parent = store.root
+    tree = store.tree
     if category is not None:
-        parent = store.root / category
-        kind = kind_of(parent)
+        kind = tree.kind(category)
         if kind not in ("missing", "dir"):
             raise SkillError(f"The category {category} is not a real folder; use another one.")
-        if kind == "dir" and kind_of(parent / SKILL_FILE) != "missing":
+        if kind == "dir" and tree.kind(join(category, SKILL_FILE)) != "missing":
             raise SkillError(f"{category} is a skill, not a category; use another category.")
-    rel = f"{category}/{name}" if category else name
-    if kind_of(parent / name) != "missing":
+    rel = join(category or "", name)
+    if tree.kind(rel) != "missing":
         raise SkillError(f"{rel} already exists; choose another name.")
 
     def run() -> None:
-        ensure_private_dir(parent)  # skills/ and the category: 0700 whatever the umask
-        tmp = Path(tempfile.mkdtemp(prefix=f".create-{name}-", dir=parent))
-        try:
-            os.chmod(tmp, DIR_MODE)  # becomes the skill's folder; mkdtemp's mode is masked
-            atomic_write_text(tmp / SKILL_FILE, content)
-            os.rename(tmp, parent / name)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-        fsync_dir(parent)
+        tree.create_folder(rel, content)
 
     where = f" in category {category}" if category else ""
     return Plan(
@@ -154,7 +135,7 @@ def _patch(store: SkillDisk, change: SkillChange, folder: Folder) -> Plan:
     return Plan(
         f"patched {name}: 1 replacement (+{len(new):,}/-{len(old):,} chars)",
         (FileChange(f"{folder.rel}/{SKILL_FILE}", current, updated),),
-        _writer(folder.directory / SKILL_FILE, updated),
+        _writer(store.tree, join(folder.rel, SKILL_FILE), updated),
     )
 
 
@@ -165,34 +146,27 @@ def _edit(store: SkillDisk, change: SkillChange, folder: Folder) -> Plan:
     return Plan(
         f"rewrote {change.name}'s {SKILL_FILE} ({len(current):,} → {len(content):,} chars)",
         (FileChange(f"{folder.rel}/{SKILL_FILE}", current, content),),
-        _writer(folder.directory / SKILL_FILE, content),
+        _writer(store.tree, join(folder.rel, SKILL_FILE), content),
     )
 
 
 def _delete(store: SkillDisk, folder: Folder) -> Plan:
+    tree = store.tree
     files: list[FileChange] = []
-    for path in _files(folder.directory):
-        rel = path.relative_to(store.root).as_posix()
+    for rel in _files(tree, folder.rel):
         try:
-            text = read_text(path, max_bytes=MAX_SUPPORT_BYTES, label=rel, limit_text="too big")
+            text = tree.read_text(rel, max_bytes=MAX_SUPPORT_BYTES, label=rel, limit_text="too big")
             files.append(FileChange(rel, text, None))
         except SkillError:
             files.append(FileChange(rel, "", None, binary=True))
     support = sum(1 for f in files if not f.rel.endswith(f"/{SKILL_FILE}"))
 
     def run() -> None:
-        parent = folder.directory.parent
-        doomed = parent / f".deleted-{folder.directory.name}-{secrets.token_hex(4)}"
-        os.rename(folder.directory, doomed)
-        fsync_dir(parent)
-        shutil.rmtree(doomed)  # never follows symlinks: it unlinks them
-        if folder.category is not None:
-            with contextlib.suppress(OSError):
-                parent.rmdir()  # only succeeds when the category is now empty
+        tree.delete_folder(folder.rel)
 
     noun = "support file" if support == 1 else "support files"
     return Plan(
-        f"deleted skill {folder.directory.name} ({folder.rel}: {SKILL_FILE} and {support} {noun})",
+        f"deleted skill {folder.name} ({folder.rel}: {SKILL_FILE} and {support} {noun})",
         tuple(sorted(files, key=lambda f: f.rel)),
         run,
     )
@@ -214,27 +188,24 @@ def _write_file(store: SkillDisk, change: SkillChange, folder: Folder) -> Plan:
             f"Refused: the file's text matches the injection scanner ({', '.join(ids)}). Nothing "
             "was written; rewrite it without that content."
         )
-    path = walk_real(folder.directory, parts, label=folder.rel)
-    kind = kind_of(path)
+    tree = store.tree
+    rel = walk_real(tree, folder.rel, parts, label=folder.rel)
+    kind = tree.kind(rel)
     file_path = "/".join(parts)
     if kind == "dir":
         raise SkillError(f"{folder.rel}/{file_path} is a folder, not a file.")
-    rel = f"{folder.rel}/{file_path}"
     before: str | None = None
     binary = False
     if kind == "file":
         try:
-            before = read_text(path, max_bytes=MAX_SUPPORT_BYTES, label=rel, limit_text="too big")
+            before = tree.read_text(
+                rel, max_bytes=MAX_SUPPORT_BYTES, label=rel, limit_text="too big"
+            )
         except SkillError:
             before, binary = "", True
 
     def run() -> None:
-        directory = folder.directory
-        for part in parts[:-1]:
-            directory = directory / part
-            if kind_of(directory) == "missing":
-                ensure_private_dir(directory)
-        atomic_write_text(path, content)
+        tree.write_text(rel, content)
 
     state = "new file" if kind == "missing" else "replaced"
     return Plan(
@@ -244,31 +215,22 @@ def _write_file(store: SkillDisk, change: SkillChange, folder: Folder) -> Plan:
     )
 
 
-def _remove_file(change: SkillChange, folder: Folder) -> Plan:
+def _remove_file(tree: SkillTree, change: SkillChange, folder: Folder) -> Plan:
     parts = support_parts(change.file_path)
-    path = walk_real(folder.directory, parts, label=folder.rel)
+    rel = walk_real(tree, folder.rel, parts, label=folder.rel)
     file_path = "/".join(parts)
-    kind = kind_of(path)
+    kind = tree.kind(rel)
     if kind != "file":
         what = "is a folder" if kind == "dir" else "does not exist"
         raise SkillError(f"{change.name}/{file_path} {what}; nothing was removed.")
-    rel = f"{folder.rel}/{file_path}"
     try:
-        before = read_text(path, max_bytes=MAX_SUPPORT_BYTES, label=rel, limit_text="too big")
+        before = tree.read_text(rel, max_bytes=MAX_SUPPORT_BYTES, label=rel, limit_text="too big")
         binary = False
     except SkillError:
         before, binary = "", True
 
     def run() -> None:
-        os.unlink(path)
-        directory = path.parent
-        while directory != folder.directory:  # drop folders the removal left empty
-            try:
-                directory.rmdir()
-            except OSError:
-                break
-            directory = directory.parent
-        fsync_dir(path.parent if path.parent.exists() else folder.directory)
+        tree.remove_file(rel, keep=folder.rel)
 
     return Plan(
         f"removed {change.name}/{file_path}",
@@ -323,21 +285,21 @@ def _occurrences(text: str, needle: str) -> int:
     return count
 
 
-def _writer(path: Path, text: str) -> Callable[[], None]:
+def _writer(tree: SkillTree, rel: str, text: str) -> Callable[[], None]:
     def run() -> None:
-        atomic_write_text(path, text)
+        tree.write_text(rel, text)
 
     return run
 
 
-def _files(top: Path) -> list[Path]:
+def _files(tree: SkillTree, top: str) -> list[str]:
     """Regular files below ``top`` (dot files included), never following a symlink."""
-    found: list[Path] = []
-    for name in sorted(os.listdir(top)):
-        path = top / name
-        kind = kind_of(path)
+    found: list[str] = []
+    for name in tree.entries(top, hidden=True):
+        rel = join(top, name)
+        kind = tree.kind(rel)
         if kind == "file":
-            found.append(path)
+            found.append(rel)
         elif kind == "dir":
-            found.extend(_files(path))
+            found.extend(_files(tree, rel))
     return found

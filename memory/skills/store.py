@@ -1,6 +1,8 @@
-"""Skills: procedural memory on disk, shared by every person of a deployment.
+"""Skills: procedural memory, shared by every person of a deployment.
 
-Layout (``root`` = ``<home>/skills``)::
+Kept in a ``memory.skills.tree.SkillTree``: the folder ``<home>/skills`` (``FileTree``, the
+default), or documents named by their paths (``DocumentTree``; PostgreSQL's, shared by every
+replica). Layout (``root`` = ``<home>/skills``)::
 
     <root>/<name>/SKILL.md                       a skill (front matter + procedure)
     <root>/<category>/<name>/SKILL.md            a skill in a category
@@ -20,10 +22,11 @@ SKILL.md or support file to the model (``screened=False`` is for operators' eyes
 scanner is slow on long texts (tens of µs per char), so findings are cached per content
 (``memory.skills.disk``, the reading half the planner shares).
 
-Writes (``apply``) hold ``<root>/.write.lock`` across re-validate → write, and are atomic: a
-create builds the folder under a dot name and renames it into place, SKILL.md and support
-files go through ``atomic_write_text`` (temp + fsync + rename), a delete renames the folder
-to a dot name before removing it. Content is refused, not stored, when the scanner has
+Writes (``apply``) hold the tree's write lock (``<root>/.write.lock``) across re-validate →
+write, and are atomic: on disk a create builds the folder under a dot name and renames it
+into place, SKILL.md and support files go through ``atomic_write_text`` (temp + fsync +
+rename), a delete renames the folder to a dot name before removing it; in PostgreSQL the
+write lock is one transaction. Content is refused, not stored, when the scanner has
 findings; the refusal names the pattern ids and never echoes the text.
 
 Staging (``stage`` → ``pending``/``diff`` → ``approve``/``reject``) keeps the requested
@@ -39,10 +42,11 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
 
-from memory.files import ensure_private_dir, file_lock
+from memory.documents import Version
 from memory.skills.changes import (
     PENDING_FILE,
     PendingSkillChange,
@@ -58,21 +62,13 @@ from memory.skills.files import (
     SKILL_FILE,
     SUPPORT_DIRS,
     SkillError,
-    kind_of,
     name_problem,
     parse_skill_md,
-    read_text,
     support_parts,
-    walk_real,
 )
-from memory.skills.layout import (
-    Folder,
-    SkillProblem,
-    check_contents,
-    read_skill_md,
-    walk,
-)
+from memory.skills.layout import Folder, SkillProblem, check_contents, read_skill_md
 from memory.skills.plan import Plan, plan_change, render_diff
+from memory.skills.tree import FileTree, SkillTree, join, walk, walk_real
 
 __all__ = [
     "INDEX_INSTRUCTION",
@@ -88,7 +84,6 @@ __all__ = [
 INDEX_INSTRUCTION = (
     "Before a task that matches a skill, load it with skill_view(name) and follow it."
 )
-_WRITE_LOCK = ".write"
 _MAX_LISTED_FILES = 100
 
 
@@ -97,18 +92,25 @@ class Skill:
     name: str
     description: str
     category: str | None
-    directory: Path
+    rel: str  # its folder, relative to the root: "devops/deploy-app"
+    location: str  # its folder, for people: a path, or postgres:skills/devops/deploy-app
     tags: tuple[str, ...]
     version: str | None
     platforms: tuple[str, ...]
 
 
 class SkillStore(SkillDisk):
-    """The skills under ``root``; cheap to construct, safe to share between threads."""
+    """The skills under ``root`` (a folder, or any ``SkillTree``); cheap to construct, safe
+    to share between threads."""
 
-    def __init__(self, root: Path, *, clock: Callable[[], float] = time.time) -> None:
-        super().__init__(root)
+    def __init__(self, root: Path | SkillTree, *, clock: Callable[[], float] = time.time) -> None:
+        super().__init__(FileTree(root) if isinstance(root, Path) else root)
         self._clock = clock
+
+    @property
+    def where(self) -> str:
+        """Where the skills are kept, for people."""
+        return self.tree.where
 
     # -- reading ------------------------------------------------------------------------
 
@@ -130,10 +132,10 @@ class SkillStore(SkillDisk):
             if len(same) == 1:
                 skills.extend(same)
                 continue
-            where = ", ".join(self._rel(s.directory) for s in same)
+            where = ", ".join(s.rel for s in same)
             problems.extend(
                 SkillProblem(
-                    self._rel(s.directory),
+                    s.rel,
                     f"the skill name {name} is used by several folders ({where}); none of them "
                     "is loaded until an operator renames or removes all but one",
                 )
@@ -169,7 +171,7 @@ class SkillStore(SkillDisk):
     def body(self, name: str) -> str:
         """SKILL.md without its front matter (for ``/<skill-name>`` invocation); screened."""
         skill = self._find(name)
-        text = read_skill_md(skill.directory, f"{name}/{SKILL_FILE}")
+        text = read_skill_md(self.tree, skill.rel, f"{name}/{SKILL_FILE}")
         self._screen(text, f"{name}/{SKILL_FILE}")
         return parse_skill_md(text).body
 
@@ -181,7 +183,7 @@ class SkillStore(SkillDisk):
         skill = self._find(name)
         if file_path in (None, "", SKILL_FILE):
             label = f"{name}/{SKILL_FILE}"
-            text = read_skill_md(skill.directory, label)
+            text = read_skill_md(self.tree, skill.rel, label)
             if screened:
                 self._screen(text, label)
             files = self.support_files(skill)
@@ -193,13 +195,13 @@ class SkillStore(SkillDisk):
             return text
         parts = support_parts(file_path)
         label = f"{name}/{'/'.join(parts)}"
-        path = walk_real(skill.directory, parts, label=name)
-        kind = kind_of(path)
+        path = walk_real(self.tree, skill.rel, parts, label=name)
+        kind = self.tree.kind(path)
         if kind != "file":
             listed = ", ".join(self.support_files(skill)) or "none"
             what = "is a folder" if kind == "dir" else "does not exist"
             raise SkillError(f"{label} {what}. Support files of {name}: {listed}.")
-        text = read_text(
+        text = self.tree.read_text(
             path,
             max_bytes=MAX_SUPPORT_BYTES,
             label=label,
@@ -213,11 +215,11 @@ class SkillStore(SkillDisk):
         """Regular support files (``references/api.md``, …), sorted; symlinks are skipped."""
         found: list[str] = []
         for top in SUPPORT_DIRS:
-            if kind_of(skill.directory / top) != "dir":
+            if self.tree.kind(join(skill.rel, top)) != "dir":
                 continue
-            for path, kind in walk(skill.directory / top):
+            for path, kind in walk(self.tree, join(skill.rel, top)):
                 if kind == "file":
-                    found.append(path.relative_to(skill.directory).as_posix())
+                    found.append(path[len(skill.rel) + 1 :])
         found.sort()
         if len(found) > _MAX_LISTED_FILES:
             more = len(found) - _MAX_LISTED_FILES
@@ -230,11 +232,9 @@ class SkillStore(SkillDisk):
         skills, problems = self.scan()
         for skill in skills:
             try:
-                problems.extend(
-                    check_contents(skill.directory, self._rel(skill.directory), self.findings)
-                )
+                problems.extend(check_contents(self.tree, skill.rel, self.findings))
             except (OSError, SkillError) as exc:
-                problems.append(SkillProblem(self._rel(skill.directory), f"unreadable: {exc}"))
+                problems.append(SkillProblem(skill.rel, f"unreadable: {exc}"))
         problems.sort(key=lambda p: (p.path, p.reason))
         return problems
 
@@ -247,7 +247,7 @@ class SkillStore(SkillDisk):
     def apply(self, change: SkillChange) -> str:
         """Perform ``change`` atomically; returns what changed (``SkillError`` if refused)."""
         plan_change(self, change)  # refuse early, before creating anything on disk
-        with file_lock(self.root / _WRITE_LOCK):
+        with self.tree.write_lock():
             plan = plan_change(self, change)
             plan.run()
         return plan.message
@@ -257,22 +257,21 @@ class SkillStore(SkillDisk):
     def stage(self, change: SkillChange, *, requested_by: str, reason: str) -> PendingSkillChange:
         """Validate ``change`` and keep it in ``.pending.json`` for an admin."""
         plan_change(self, change)
-        ensure_private_dir(self.root)
-        with file_lock(self._pending_path()):
-            items = self._load_pending()
+        with self._pending_section():
+            items, version = self._load_pending()
             ids = {item.id for item in items}
             pending_id = new_pending_id()
             while pending_id in ids:
                 pending_id = new_pending_id()
             item = PendingSkillChange(pending_id, change, requested_by, self._clock(), reason)
-            save_pending(self._pending_path(), [*items, item])
+            save_pending(self.tree.pending, [*items, item], expected=version)
         return item
 
     def pending(self) -> list[PendingSkillChange]:
-        if not self.root.is_dir():
+        if self.tree.kind("") != "dir":
             return []
-        with file_lock(self._pending_path()):
-            return self._load_pending()
+        with self._pending_section():
+            return self._load_pending()[0]
 
     def diff(self, pending_id: str) -> str:
         """Unified diff of the files a pending change touches: now vs after approval."""
@@ -289,36 +288,39 @@ class SkillStore(SkillDisk):
     def approve(self, pending_id: str) -> str:
         """Re-validate against the disk now and apply; a change that no longer applies is
         dropped from the pending list and reported with ``SkillError``."""
-        if not self.root.is_dir():
+        if self.tree.kind("") != "dir":
             raise self._unknown(pending_id)
-        with file_lock(self._pending_path()):
-            items = self._load_pending()
+        with self._pending_section():
+            items, version = self._load_pending()
             item = next((p for p in items if p.id == pending_id), None)
             if item is None:
                 raise self._unknown(pending_id)
             rest = [p for p in items if p.id != pending_id]
+            dropped: SkillError | None = None
             try:
-                with file_lock(self.root / _WRITE_LOCK):
+                with self.tree.write_lock():
                     plan: Plan = plan_change(self, item.change)
                     plan.run()
             except SkillError as exc:
-                save_pending(self._pending_path(), rest)
-                raise SkillError(
+                dropped = SkillError(
                     f"Pending change {pending_id} ({item.change.describe()}) no longer applies "
                     f"and was discarded: {exc}"
-                ) from None
-            save_pending(self._pending_path(), rest)
+                )
+            save_pending(self.tree.pending, rest, expected=version)
+        if dropped is not None:  # raised once the section ended: the discard is kept
+            raise dropped
         return plan.message
 
     def reject(self, pending_id: str) -> str:
-        if not self.root.is_dir():
+        if self.tree.kind("") != "dir":
             raise self._unknown(pending_id)
-        with file_lock(self._pending_path()):
-            items = self._load_pending()
+        with self._pending_section():
+            items, version = self._load_pending()
             item = next((p for p in items if p.id == pending_id), None)
             if item is None:
                 raise self._unknown(pending_id)
-            save_pending(self._pending_path(), [p for p in items if p.id != pending_id])
+            rest = [p for p in items if p.id != pending_id]
+            save_pending(self.tree.pending, rest, expected=version)
         return f"rejected {pending_id} ({item.change.describe()}); skills unchanged"
 
     # -- internals ----------------------------------------------------------------------
@@ -331,12 +333,12 @@ class SkillStore(SkillDisk):
         return result
 
     def _load(self, folder: Folder) -> Skill | SkillProblem:
-        name = folder.directory.name
+        name = folder.name
         problem = name_problem(name, "folder name")
         if problem is not None:
             return SkillProblem(folder.rel, problem)
         try:
-            text = read_skill_md(folder.directory, SKILL_FILE)
+            text = read_skill_md(self.tree, folder.rel, SKILL_FILE)
             meta = parse_skill_md(text)
         except SkillError as exc:
             return SkillProblem(folder.rel, str(exc).rstrip("."))
@@ -357,7 +359,8 @@ class SkillStore(SkillDisk):
             name=name,
             description=meta.description,
             category=folder.category,
-            directory=folder.directory,
+            rel=folder.rel,
+            location=self.tree.location(folder.rel),
             tags=meta.tags,
             version=meta.version,
             platforms=meta.platforms,
@@ -371,14 +374,11 @@ class SkillStore(SkillDisk):
                 "loaded. Tell the user: an operator can inspect it with `mnemo skills check`."
             )
 
-    def _rel(self, path: Path) -> str:
-        return path.relative_to(self.root).as_posix()
+    def _pending_section(self) -> AbstractContextManager[None]:
+        return self.tree.pending.exclusive(PENDING_FILE)
 
-    def _pending_path(self) -> Path:
-        return self.root / PENDING_FILE
-
-    def _load_pending(self) -> list[PendingSkillChange]:
-        return load_pending(self._pending_path(), now=self._clock())
+    def _load_pending(self) -> tuple[list[PendingSkillChange], Version]:
+        return load_pending(self.tree.pending, now=self._clock())
 
     def _pending_item(self, pending_id: str) -> PendingSkillChange:
         item = next((p for p in self.pending() if p.id == pending_id), None)

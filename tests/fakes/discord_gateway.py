@@ -3,7 +3,17 @@
 ``DiscordGateway`` is a mixin over the state ``FakeDiscord`` owns: it serves ``/gateway``
 (HELLO, heartbeat ACKs, IDENTIFY -> READY + one GUILD_CREATE per guild, RESUME -> replay +
 RESUMED or INVALID_SESSION) and :meth:`~DiscordGateway.dispatch` sends events to every live
-session. A :class:`Session` outlives the :class:`Connection` it was identified on: it numbers
+session of the shard that owns them.
+
+Sharding, as Discord does it: IDENTIFY may carry ``shard: [id, count]`` (``0 <= id <
+count``, else the socket is closed with 4010 ``Invalid shard``); a session without it is
+shard 0 of 1. A guild belongs to shard ``(guild_id >> 22) % count`` (``shard_of``): that
+session's READY lists it and gets its GUILD_CREATE and every event that names it
+(``guild_id``; ``id`` for the GUILD_* events about the guild itself); events of no guild (DMs)
+go to shard 0 only. READY echoes ``shard`` when it was given (discord.py's
+``AutoShardedClient`` reads it).
+
+A :class:`Session` outlives the :class:`Connection` it was identified on: it numbers
 its dispatches and keeps the last ``BUFFERED_EVENTS`` of them for RESUME, until a client
 closes it cleanly (1000/1001). A connection asked for ``compress=zlib-stream`` deflates every
 frame with its one ``compressobj``, flushed with ``Z_SYNC_FLUSH``, as Discord does.
@@ -25,9 +35,23 @@ from aiohttp import WSMsgType, web
 
 from tests.fakes.discord_models import FakeChannel, FakeUser, Guild, build_guild
 
-__all__ = ["BUFFERED_EVENTS", "Connection", "DiscordGateway", "Session"]
+__all__ = ["BUFFERED_EVENTS", "Connection", "DiscordGateway", "Session", "guild_of", "shard_of"]
 
 BUFFERED_EVENTS = 1000
+_GUILD_EVENTS = frozenset({"GUILD_CREATE", "GUILD_UPDATE", "GUILD_DELETE"})
+
+
+def shard_of(guild_id: int | None, count: int) -> int:
+    """The shard a guild's events go to: ``(guild_id >> 22) % count``; no guild: shard 0."""
+    return 0 if guild_id is None else (guild_id >> 22) % count
+
+
+def guild_of(event: str, data: Mapping[str, Any]) -> int | None:
+    """The guild an event is about, if it names one that is a snowflake."""
+    found = data.get("id") if event in _GUILD_EVENTS else data.get("guild_id")
+    if isinstance(found, int) and not isinstance(found, bool):
+        return found
+    return int(found) if isinstance(found, str) and found.isdigit() else None
 
 
 class Connection:
@@ -67,6 +91,7 @@ class Session:
 
     id: str
     intents: int
+    shard: tuple[int, int] = (0, 1)  # [id, count] from IDENTIFY
     seq: int = 0
     alive: bool = True
     conn: Connection | None = None
@@ -78,6 +103,7 @@ class DiscordGateway:
 
     token: str
     heartbeat_interval: float
+    recommended_shards: int
     bot: FakeUser
     application_id: int
     guilds: dict[int, Guild]
@@ -97,10 +123,17 @@ class DiscordGateway:
         async def _notify(self) -> None: ...
 
     async def dispatch(self, event: str, data: Mapping[str, Any]) -> None:
-        """Send one dispatch (op 0) to every live session, buffered for RESUME."""
+        """Send one dispatch (op 0) to every live session of the shard that owns it
+        (``guild_of``, ``shard_of``), buffered for RESUME."""
+        guild = guild_of(event, data)
         for session in list(self._sessions.values()):
-            if session.alive:
+            if session.alive and self._owns(session, guild):
                 await self._dispatch_to(session, event, data)
+
+    @staticmethod
+    def _owns(session: Session, guild_id: int | None) -> bool:
+        shard, count = session.shard
+        return shard_of(guild_id, count) == shard
 
     async def _dispatch_to(self, session: Session, event: str, data: Mapping[str, Any]) -> None:
         session.seq += 1
@@ -154,13 +187,19 @@ class DiscordGateway:
             conn.dropped = True
             await conn.ws.close(code=4004, message=b"Authentication failed.")
             return
-        session = Session(secrets.token_hex(16), int(data.get("intents", 0)), conn=conn)
+        shard = _shard(data.get("shard"))
+        if shard is None:
+            conn.dropped = True
+            await conn.ws.close(code=4010, message=b"Invalid shard.")
+            return
+        session = Session(secrets.token_hex(16), int(data.get("intents", 0)), shard, conn=conn)
         self._sessions[session.id] = session
         conn.session = session
+        guilds = [g for g in self.guilds.values() if self._owns(session, g.id)]
         ready = {
             "v": 10,
             "user": self.bot.payload() | {"verified": True, "mfa_enabled": False, "email": None},
-            "guilds": [{"id": str(g), "unavailable": True} for g in self.guilds],
+            "guilds": [{"id": str(g.id), "unavailable": True} for g in guilds],
             "session_id": session.id,
             "resume_gateway_url": self.gateway_url,
             "session_type": "normal",
@@ -173,8 +212,10 @@ class DiscordGateway:
             "user_settings": {},
             "auth": {},
         }
+        if "shard" in data:
+            ready["shard"] = list(shard)
         await self._dispatch_to(session, "READY", ready)
-        for guild in self.guilds.values():
+        for guild in guilds:
             channels = [self.channels[c] for c in guild.channels]
             await self._dispatch_to(session, "GUILD_CREATE", build_guild(guild, channels, self.bot))
 
@@ -194,3 +235,16 @@ class DiscordGateway:
             if frame["s"] > seq:
                 await conn.send(frame)
         await self._dispatch_to(session, "RESUMED", {})
+
+
+def _shard(value: object) -> tuple[int, int] | None:
+    """IDENTIFY's ``shard``: absent -> (0, 1); ``[id, count]`` with ``0 <= id < count``;
+    anything else None (Discord closes with 4010)."""
+    if value is None:
+        return (0, 1)
+    if not isinstance(value, list) or len(value) != 2:
+        return None
+    shard, count = value
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (shard, count)):
+        return None
+    return (shard, count) if 0 <= shard < count else None

@@ -259,7 +259,7 @@ class DiscordRest(DiscordGateway):
         self, request: web.Request, match: re.Match[str], body: Any
     ) -> web.Response:
         return _json(200, {
-            "url": self.gateway_url, "shards": 1,
+            "url": self.gateway_url, "shards": self.recommended_shards,
             "session_start_limit": {"total": 1000, "remaining": 999, "reset_after": 14400000,
                                     "max_concurrency": 1},
         })  # fmt: skip

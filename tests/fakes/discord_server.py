@@ -15,7 +15,8 @@ the library's own code (rate-limit buckets, zlib-stream inflater, cache, models)
         sent = await dc.wait_sent(1, channel_id=general)
 
 REST. Whatever discord.py calls to log in (``GET /users/@me``, ``GET
-/oauth2/applications/@me``; ``/gateway`` and ``/gateway/bot`` answer too), opening a DM
+/oauth2/applications/@me``; ``/gateway`` and ``/gateway/bot`` answer too, the latter with
+``recommended_shards`` as ``shards``), opening a DM
 (``POST /users/@me/channels``), channel messages (``POST``/``PATCH``), typing, application
 commands (``PUT`` bulk overwrite, global and guild) and the interaction webhooks (callback,
 followups, ``@original``). Errors carry Discord's JSON shape and codes: 2,000-character
@@ -37,7 +38,9 @@ flushed with ``Z_SYNC_FLUSH`` so it ends in ``00 00 ff ff``. Dispatches carry in
 sequence numbers per session and are buffered, so RESUME (op 6) after
 :meth:`FakeDiscord.drop_connection` replays what the client missed and sends RESUMED; an
 unknown session gets INVALID_SESSION (op 9). A client closing with 1000/1001 ends its
-session, as on Discord.
+session, as on Discord. IDENTIFY's ``shard: [id, count]`` is honoured as Discord does: a
+session gets only the guilds of its shard, ``(guild_id >> 22) % count``, and their events;
+events of no guild (DMs) go to shard 0 (``discord_gateway``).
 
 Test API. Configure with :meth:`~FakeDiscord.add_guild`, :meth:`~FakeDiscord.add_channel`,
 :meth:`~FakeDiscord.add_thread`, :meth:`~FakeDiscord.add_user`, :meth:`~FakeDiscord.add_dm`
@@ -131,8 +134,10 @@ class FakeDiscord(DiscordRest, LoopbackServer):
         nonce_window: float = 300.0,
         echo_own_messages: bool = True,
         shutdown_timeout: float = 2.0,
+        recommended_shards: int = 1,
     ) -> None:
         self.token = token
+        self.recommended_shards = recommended_shards  # GET /gateway/bot ``shards``
         self.heartbeat_interval = heartbeat_interval  # seconds, sent in HELLO as ms
         self.interaction_deadline = interaction_deadline  # the 3-second rule
         self.interaction_ttl = interaction_ttl  # interaction tokens live 15 minutes

@@ -65,7 +65,15 @@ _JSON_FIELDS = frozenset(
     }
 )
 _INT_FIELDS = frozenset(
-    {"message_id", "message_thread_id", "reply_to_message_id", "offset", "limit", "cache_time"}
+    {
+        "message_id",
+        "message_thread_id",
+        "reply_to_message_id",
+        "offset",
+        "limit",
+        "cache_time",
+        "max_connections",
+    }
 )
 _BOOL_FIELDS = frozenset(
     {

@@ -446,3 +446,91 @@ def test_user_payload_shape() -> None:
     assert FakeUser(1, "a").payload()["discriminator"] == "0"
     assert "bot" not in FakeUser(1, "a").payload()
     assert FakeUser(1, "b", bot=True).payload()["bot"] is True
+
+
+# -- sharding ------------------------------------------------------------------------------
+
+
+async def _identify(dc: FakeDiscord, shard: Any) -> tuple[list[dict[str, Any]], int | None]:
+    """IDENTIFY on a raw socket (no compression) with ``shard`` (``None``: leave it out);
+    the frames received before the fake went quiet for 0.3 s, and the close code."""
+    frames: list[dict[str, Any]] = []
+    async with (
+        aiohttp.ClientSession() as session,
+        session.ws_connect(dc.gateway_url + "?v=10&encoding=json") as ws,
+    ):
+        frames.append(json.loads((await ws.receive(timeout=5)).data))  # HELLO
+        identify: dict[str, Any] = {"token": TOKEN, "intents": 1}
+        if shard is not None:
+            identify["shard"] = shard
+        await ws.send_str(json.dumps({"op": 2, "d": identify}))
+        while True:
+            try:
+                msg = await ws.receive(timeout=0.3)
+            except TimeoutError:
+                return frames, None
+            if msg.type is not aiohttp.WSMsgType.TEXT:
+                return frames, ws.close_code
+            frames.append(json.loads(msg.data))
+
+
+async def test_a_shard_gets_only_its_guilds_and_a_bad_shard_is_closed_4010(
+    dc: FakeDiscord,
+) -> None:
+    even, odd = dc.add_guild("even", id=1000 << 22), dc.add_guild("odd", id=1001 << 22)
+    frames, code = await _identify(dc, [1, 2])
+    assert code is None
+    ready = frames[1]["d"]
+    assert ready["shard"] == [1, 2] and [g["id"] for g in ready["guilds"]] == [str(odd)]
+    assert [(f["t"], f["d"]["id"]) for f in frames[2:]] == [("GUILD_CREATE", str(odd))]
+    frames, _ = await _identify(dc, None)  # unsharded: shard 0 of 1, every guild
+    assert "shard" not in frames[1]["d"]
+    assert {g["id"] for g in frames[1]["d"]["guilds"]} == {str(even), str(odd)}
+    for bad in ([2, 2], [-1, 2], [0], "0,1", [True, 2]):
+        frames, code = await _identify(dc, bad)
+        assert code == 4010, bad
+        assert [f["op"] for f in frames] == [10]  # HELLO, then the close: no READY
+    assert [i.get("shard") for i in dc.identify] == [[1, 2], None, [2, 2], [-1, 2], [0], "0,1",
+                                                    [True, 2]]  # fmt: skip
+
+
+async def test_events_go_to_the_shard_of_their_guild_and_dms_to_shard_0(
+    dc: FakeDiscord,
+) -> None:
+    even, odd = dc.add_guild("even", id=1000 << 22), dc.add_guild("odd", id=1001 << 22)
+    channels = {even: dc.add_channel(even), odd: dc.add_channel(odd)}
+    alice = dc.add_user("alice")
+    dm = dc.add_dm(alice)
+    received: dict[int, list[str]] = {0: [], 1: []}
+    async with aiohttp.ClientSession() as session:
+        sockets = [await session.ws_connect(dc.gateway_url) for _ in range(2)]
+        try:
+            for shard, ws in enumerate(sockets):
+                await ws.receive(timeout=5)
+                identify = {"token": TOKEN, "intents": 1, "shard": [shard, 2]}
+                await ws.send_str(json.dumps({"op": 2, "d": identify}))
+            await dc.wait_for(lambda: len(dc.identify) == 2)
+            await dc.push_message(channels[even], alice, "to the even guild")
+            await dc.push_message(channels[odd], alice, "to the odd guild")
+            await dc.push_message(dm, alice, "a dm")
+            for shard, ws in enumerate(sockets):
+                while True:
+                    try:
+                        msg = await ws.receive(timeout=0.3)
+                    except TimeoutError:
+                        break
+                    frame = json.loads(msg.data)
+                    if frame.get("t") == "MESSAGE_CREATE":
+                        received[shard].append(frame["d"]["content"])
+        finally:
+            for ws in sockets:
+                await ws.close()
+    assert received == {0: ["to the even guild", "a dm"], 1: ["to the odd guild"]}
+
+
+async def test_gateway_bot_recommends_the_configured_shard_count(hooks: Any) -> None:
+    async with FakeDiscord(token=TOKEN, recommended_shards=3) as fake:
+        hooks(fake)
+        async with connected(fake) as client:
+            shards, url, limits = await client.http.get_bot_gateway()
+        assert (shards, url, limits["max_concurrency"]) == (3, fake.gateway_url, 1)

@@ -16,6 +16,7 @@ from agent_core.recall import FENCE
 from agent_core.review import REVIEW_INSTRUCTION
 from gateway.config.schema import Config, Paths
 from gateway.coordination import Coordinator
+from gateway.ledger import DeliveryLedger
 from gateway.outbox import DeliveryPolicy
 from gateway.service import Gateway
 from gateway.wiring import build_gateway
@@ -104,7 +105,9 @@ class Rig:
         }
         return list(seen.values())
 
-    def build(self, provider: Provider | None = None) -> Gateway:
+    def build(
+        self, provider: Provider | None = None, ledger: DeliveryLedger | None = None
+    ) -> Gateway:
         paths = Paths(self.home, self.home / "config.yaml", explicit_config=False)
         gateway = build_gateway(
             paths=paths,
@@ -114,6 +117,7 @@ class Rig:
             adapters={"telegram": self.adapter},
             clock=self.clock,
             provider=provider,
+            ledger=ledger,
             coordinator=self.coordinator,
         )
         gateway.outbox.policy = DeliveryPolicy(backoff_s=0.01, max_attempts=3)

@@ -8,7 +8,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from adapters.skips import SkipReason
-from gateway.metrics import TURN_BUCKETS, Metrics
+from gateway.metrics import TURN_BUCKETS, Metrics, RefusalSource
 
 Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
 
@@ -233,3 +233,35 @@ def test_skipped_updates_are_read_from_each_adapter_when_scraped(
     with caplog.at_level(logging.WARNING, logger="gateway.metrics"):
         assert value(samples(metrics), skipped, platform="telegram", reason="unparsable") == 3
     assert "skipped updates of telegram failed" in caplog.text
+
+
+class Refusals:
+    """What ``watch_refused`` reads: a webhook adapter's ``webhook_refused``."""
+
+    def __init__(self) -> None:
+        self.counts = {"secret": 0, "content_type": 0, "body": 0}
+        self.broken = False
+
+    @property
+    def webhook_refused(self) -> dict[str, int]:
+        if self.broken:
+            raise RuntimeError("the adapter is gone")
+        return self.counts
+
+
+def test_webhook_refusals_are_read_when_scraped_and_a_broken_source_never_breaks_one(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    metrics = Metrics(process=False)
+    telegram = Refusals()
+    assert isinstance(telegram, RefusalSource) and not isinstance(Counts(), RefusalSource)
+    metrics.watch_refused("telegram", telegram)
+    refused = "mnemo_webhook_refused_total"
+    assert metrics.value(refused, platform="telegram", reason="secret") == 0
+    telegram.counts["secret"] = 5  # no recorder called: read live
+    assert metrics.value(refused, platform="telegram", reason="secret") == 5
+    telegram.broken = True
+    with caplog.at_level(logging.WARNING, logger="gateway.metrics"):
+        text = metrics.render()  # the scrape answers, without that adapter's series
+    assert b"mnemo_turns_total" in text and b'refused_total{platform="telegram"' not in text
+    assert "webhook refusals of telegram failed" in caplog.text

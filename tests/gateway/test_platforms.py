@@ -9,11 +9,13 @@ from pathlib import Path
 import pytest
 
 from adapters.base import Adapter
+from adapters.discord import DiscordAdapter
+from adapters.telegram import TelegramAdapter
 from agent_core.models.scripted import ScriptedModel, echo
 from gateway import people
 from gateway.cli.common import UsageError
 from gateway.cli.doctor import run_checks
-from gateway.cli.run import adapters_for
+from gateway.cli.run import adapters_for, forced_polling
 from gateway.config import Config, Paths, PlatformConfig, TelegramConfig
 from gateway.config.schema import PlatformsConfig
 from gateway.platforms import PLATFORMS, Platform
@@ -42,6 +44,45 @@ def test_the_entries_build_the_real_adapters_from_their_sections() -> None:
         "discord": "DiscordAdapter",
     }
     assert all(adapter.platform == name for name, adapter in made.items())
+
+
+WEBHOOK = {
+    "enabled": True,
+    "mode": "webhook",
+    "webhook_url": "https://bot.example.org/telegram",
+    "webhook_port": 0,
+}
+
+
+def test_webhook_mode_without_a_usable_secret_is_one_line_and_builds_nothing() -> None:
+    config = Config.model_validate({"platforms": {"telegram": WEBHOOK}})
+    for secret in ({}, {"TELEGRAM_WEBHOOK_SECRET": "not usable: spaces"}):
+        with pytest.raises(UsageError) as info:
+            adapters_for(config, {"TELEGRAM_BOT_TOKEN": TOKEN} | secret)
+        (line,) = str(info.value).splitlines()
+        assert "TELEGRAM_WEBHOOK_SECRET" in line and "not usable" not in line
+    made = adapters_for(
+        config, {"TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_WEBHOOK_SECRET": "s3cret-Token"}
+    )
+    assert isinstance(made["telegram"], TelegramAdapter) and made["telegram"].mode == "webhook"
+
+
+def test_forced_polling_needs_no_webhook_secret_and_leaves_the_config_as_it_was() -> None:
+    config = Config.model_validate({"platforms": {"telegram": WEBHOOK}})
+    polling = forced_polling(config)
+    made = adapters_for(polling, {"TELEGRAM_BOT_TOKEN": TOKEN})
+    assert isinstance(made["telegram"], TelegramAdapter) and made["telegram"].mode == "polling"
+    assert config.platforms.telegram.mode == "webhook"  # frozen: a copy was changed
+    assert polling.platforms.telegram.model_copy(update={"mode": "webhook"}) == (
+        config.platforms.telegram
+    )  # nothing else differs
+
+
+def test_the_discord_shards_of_the_section_reach_the_adapter() -> None:
+    discord = {"enabled": True, "shard_count": 4, "shard_ids": [3, 1]}
+    config = Config.model_validate({"platforms": {"discord": discord}})
+    made = adapters_for(config, {"DISCORD_BOT_TOKEN": TOKEN})
+    assert isinstance(made["discord"], DiscordAdapter) and made["discord"].shards == (3, 1)
 
 
 class _Fake:

@@ -9,9 +9,11 @@ from typing import Any
 
 import pytest
 
-from memory.archive.database import Archive, NewMessage, SessionSpec
+from memory.archive.database import NewMessage, SessionSpec
+from memory.archive.store import ArchiveStore
 from memory.skills.store import SkillStore
 from tests.memory.zygote import Zygote
+from tests.stores import Storage
 
 FIGURE = "memory scanner figure"
 
@@ -67,7 +69,7 @@ def writers(_zygote: Zygote) -> Iterator[Zygote]:
 
 
 async def make_session(
-    archive: Archive,
+    archive: ArchiveStore,
     sid: str,
     *people: str,
     platform: str = "telegram",
@@ -89,7 +91,7 @@ async def make_session(
 
 
 async def say(
-    archive: Archive,
+    archive: ArchiveStore,
     sid: str,
     person: str,
     text: str,
@@ -115,5 +117,13 @@ def root(tmp_path: Path) -> Path:
 
 
 @pytest.fixture
-def store(root: Path) -> SkillStore:
+def store(storage: Storage) -> SkillStore:
+    """The skills on both backends (a folder under ``tmp_path``, which is ``root``; and
+    PostgreSQL)."""
+    return storage.skills(clock=lambda: 1_700_000_000.0)
+
+
+@pytest.fixture
+def file_store(root: Path) -> SkillStore:
+    """The skills in the folder ``root`` only: for what only files have."""
     return SkillStore(root, clock=lambda: 1_700_000_000.0)

@@ -16,7 +16,7 @@ from gateway.cli.common import UsageError
 from gateway.cli.sessions.common import plural, print_json, query, utc, viewer_of
 from gateway.config import Config, Paths
 from gateway.terminal import visible
-from memory.archive import Archive, Discovery, Message, Searcher, Session, when
+from memory.archive import ArchiveStore, Discovery, Message, Searcher, Session, when
 
 __all__ = ["list_sessions", "search_sessions", "show_session"]
 
@@ -26,13 +26,13 @@ SEARCH_LIMIT = 10  # as many as the session_search tool returns at most
 def list_sessions(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     viewer = viewer_of(args)
 
-    async def work(archive: Archive) -> list[Session]:
+    async def work(archive: ArchiveStore) -> list[Session]:
         found = await archive.sessions(viewer=viewer, limit=args.limit)
         # Archive.sessions leaves ``people`` empty; get_session fills it in.
         full = [await archive.get_session(s.id, viewer=viewer) for s in found]
         return [s for s in full if s is not None]
 
-    sessions = query(paths, work) or []
+    sessions = query(paths, config, work) or []
     if args.json:
         print_json([_session_json(s) for s in sessions])
         return 0
@@ -52,13 +52,13 @@ def list_sessions(args: argparse.Namespace, paths: Paths, config: Config) -> int
 def show_session(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     viewer = viewer_of(args)
 
-    async def work(archive: Archive) -> tuple[Session, list[Message]] | None:
+    async def work(archive: ArchiveStore) -> tuple[Session, list[Message]] | None:
         session = await archive.get_session(args.id, viewer=viewer)
         if session is None:
             return None
         return session, await archive.messages(args.id, viewer=viewer)
 
-    found = query(paths, work)
+    found = query(paths, config, work)
     if found is None:
         return _not_found(args.id, viewer)
     session, messages = found
@@ -107,11 +107,11 @@ def search_sessions(args: argparse.Namespace, paths: Paths, config: Config) -> i
     if not args.query.strip():
         raise UsageError("QUERY is empty (use `mnemo sessions list` to browse)")
 
-    async def work(archive: Archive) -> Discovery:
+    async def work(archive: ArchiveStore) -> Discovery:
         limit = min(args.limit, SEARCH_LIMIT)
         return await Searcher(archive).discover(args.query, viewer=viewer, limit=limit)
 
-    found = query(paths, work)
+    found = query(paths, config, work)
     note = "No sessions archived yet." if found is None else found.note
     rows: list[dict[str, Any]] = []
     for rank, item in enumerate(found.results if found is not None else (), 1):

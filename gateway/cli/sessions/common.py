@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
 import sqlite3
 import sys
 from collections.abc import Awaitable, Callable
@@ -13,7 +14,7 @@ from datetime import UTC, datetime
 from typing import Any, TypeVar
 
 from gateway.config import Config, Paths
-from memory.archive import Archive, ArchiveError, MigrationError
+from memory.archive import ArchiveError, ArchiveStore, MigrationError
 
 __all__ = ["Handler", "guarded", "plural", "print_json", "query", "utc", "viewer_of"]
 
@@ -41,19 +42,25 @@ def guarded(handler: Handler) -> Handler:
 
 
 def query(
-    paths: Paths, work: Callable[[Archive], Awaitable[T]], *, create: bool = False
+    paths: Paths,
+    config: Config,
+    work: Callable[[ArchiveStore], Awaitable[T]],
+    *,
+    create: bool = False,
 ) -> T | None:
-    """Run ``work`` on the archive; None when there is no archive yet and ``create`` is off."""
-    if not create and not paths.state_db.exists():
+    """Run ``work`` on the archive of ``storage.backend``; None when a SQLite home has no
+    archive yet and ``create`` is off."""
+    if config.storage.backend == "sqlite" and not create and not paths.state_db.exists():
         return None
 
     async def go() -> T:
+        from gateway.storage import open_archive
+
         try:
-            archive = await Archive.open(paths.state_db)
+            async with open_archive(paths, config, os.environ) as archive:
+                return await work(archive)
         except OSError as exc:
             raise ArchiveError(f"cannot open: {exc}") from None
-        async with archive:
-            return await work(archive)
 
     return asyncio.run(go())
 

@@ -16,7 +16,7 @@ from typing import Any
 from gateway.cli.common import UsageError
 from gateway.cli.sessions.common import plural, print_json, query, viewer_of
 from gateway.config import Config, Paths
-from memory.archive import Archive, ImportFormatError, ImportReport
+from memory.archive import ArchiveStore, ImportFormatError, ImportReport
 
 __all__ = ["check_archive", "export_records", "import_records", "read_import_lines"]
 
@@ -51,14 +51,14 @@ def import_records(args: argparse.Namespace, paths: Paths, config: Config) -> in
         raise UsageError(f"{name}: {exc}; nothing was imported") from None
     progress = _Progress("importing") if _progress_enabled() else None
 
-    async def work(archive: Archive) -> ImportReport:
+    async def work(archive: ArchiveStore) -> ImportReport:
         try:
             return await archive.import_records(lines, progress=progress)
         except ImportFormatError as exc:
             raise UsageError(f"{name}: {exc}; nothing was imported") from None
 
     try:
-        report = query(paths, work, create=True)
+        report = query(paths, config, work, create=True)
     finally:
         if progress is not None:
             progress.finish()
@@ -85,7 +85,7 @@ def export_records(args: argparse.Namespace, paths: Paths, config: Config) -> in
     viewer = viewer_of(args)
     progress = _Progress("exported") if _progress_enabled() else None
 
-    async def work(archive: Archive) -> int:
+    async def work(archive: ArchiveStore) -> int:
         count = 0
         # export_records is an async generator: close it (and its reader) even on EPIPE.
         records = archive.export_records(viewer=viewer)
@@ -98,7 +98,7 @@ def export_records(args: argparse.Namespace, paths: Paths, config: Config) -> in
         return count
 
     try:
-        count = query(paths, work) or 0
+        count = query(paths, config, work) or 0
         sys.stdout.flush()
         if progress is not None:
             progress(count)
@@ -109,7 +109,7 @@ def export_records(args: argparse.Namespace, paths: Paths, config: Config) -> in
 
 
 def check_archive(args: argparse.Namespace, paths: Paths, config: Config) -> int:
-    async def work(archive: Archive) -> tuple[list[str], list[str] | None, dict[str, int]]:
+    async def work(archive: ArchiveStore) -> tuple[list[str], list[str] | None, dict[str, int]]:
         before = await archive.check()
         after = None
         if args.repair:
@@ -117,7 +117,7 @@ def check_archive(args: argparse.Namespace, paths: Paths, config: Config) -> int
             after = await archive.check()
         return before, after, await archive.counts()
 
-    found = query(paths, work)
+    found = query(paths, config, work)
     if found is None:
         if args.json:
             print_json({"database": str(paths.state_db), "exists": False, "problems": []})

@@ -1,5 +1,6 @@
 """The session_search tool's JSON (agent_core/tools/search.py) over a real archive: the
-contract the model reads, and that no result ever reaches another person's messages."""
+contract the model reads, and that no result ever reaches another person's messages (that,
+hostile queries and import on SQLite and PostgreSQL alike)."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from hypothesis import HealthCheck, given, settings
 
 from agent_core.tools.search import SearchTool, session_search_tool
 from memory.archive.database import Archive, NewMessage
+from memory.archive.store import ArchiveStore
+from tests.archives import indexes_of
 from tests.memory.archive.test_query import _HOSTILE
 from tests.memory.conftest import make_session, say
 
@@ -19,13 +22,18 @@ from tests.memory.conftest import make_session, say
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-async def test_no_query_ever_raises(archive: Archive, text: str) -> None:
-    if not await archive.get_session("s1", viewer=None):
-        await make_session(archive, "s1", "p1")
-        await say(archive, "s1", "p1", "deploy the 東京 app (v2) with scope: NEAR rank")
-    result = await SearchTool(archive).call({"query": text}, viewer="p1")
+async def test_no_query_ever_raises(archive_store: ArchiveStore, text: str) -> None:
+    if not await archive_store.get_session("s1", viewer=None):
+        await make_session(archive_store, "s1", "p1")
+        await say(archive_store, "s1", "p1", "deploy the 東京 app (v2) with scope: NEAR rank")
+    result = await tool_of(archive_store).call({"query": text}, viewer="p1")
     assert result["success"] is True
     assert result["mode"] == ("discover" if text.strip() else "browse")
+
+
+def tool_of(archive: ArchiveStore) -> SearchTool:
+    """The tool over either backend's archive (``tests.archives.archive_store``)."""
+    return SearchTool(archive, indexes=indexes_of(archive))
 
 
 # -- the tool contract ----------------------------------------------------------------------
@@ -35,7 +43,7 @@ SESSION_KEYS = {"session_id", "title", "platform", "chat_type", "started_at", "l
                 "when", "message_count"}  # fmt: skip
 
 
-async def fill_history(archive: Archive) -> Archive:
+async def fill_history(archive: ArchiveStore) -> ArchiveStore:
     """telegram-1's session "mine" (messages 1-32) and telegram-2's "theirs" (33, 34)."""
     await make_session(archive, "mine", "telegram-1")
     for n in range(16):
@@ -49,7 +57,8 @@ async def fill_history(archive: Archive) -> Archive:
 
 @pytest.fixture
 async def history(archive: Archive) -> Archive:
-    return await fill_history(archive)
+    await fill_history(archive)
+    return archive
 
 
 RESULT_KEYS = {"session_id", "title", "platform", "chat_type", "when", "message_count",
@@ -230,8 +239,9 @@ async def attempt_theirs(tool: SearchTool) -> None:
         assert not {33, 34} & {m["id"] for m in _messages_in(result)}, args
 
 
-async def test_a_person_never_reaches_another_persons_messages(history: Archive) -> None:
-    tool = SearchTool(history)
+async def test_a_person_never_reaches_another_persons_messages(archive_store: ArchiveStore) -> None:
+    """On both backends: the tool's every mode, with every attempt, shows nothing of theirs."""
+    tool = tool_of(await fill_history(archive_store))
     await attempt_theirs(tool)
     missing = await tool.call({"session_id": "does-not-exist"}, viewer="telegram-1")
     guessed = await tool.call({"session_id": "theirs"}, viewer="telegram-1")
@@ -251,7 +261,7 @@ def _messages_in(result: dict[str, Any]) -> list[dict[str, Any]]:
     return found
 
 
-async def test_import_then_search_returns_external_ids(archive: Archive) -> None:
+async def test_import_then_search_returns_external_ids(archive_store: ArchiveStore) -> None:
     lines = [
         json.dumps({"session": "chat-9", "person": "telegram-5", "platform": "telegram",
                     "chat": "9", "role": "user", "content": "the kestrel nest is on the roof",
@@ -260,19 +270,19 @@ async def test_import_then_search_returns_external_ids(archive: Archive) -> None
                     "chat": "9", "role": "assistant", "content": "Noted the kestrel.",
                     "created_at": "2025-05-01T10:00:05Z", "external_id": "tg-9-2"}),
     ]  # fmt: skip
-    report = await archive.import_records(lines)
+    report = await archive_store.import_records(lines)
     assert (report.read, report.imported, report.skipped_duplicates) == (2, 2, 0)
-    again = await archive.import_records(lines)
+    again = await archive_store.import_records(lines)
     assert (again.imported, again.skipped_duplicates) == (0, 2)
-    result = await SearchTool(archive).call({"query": "kestrel nest"}, viewer="telegram-5")
+    result = await tool_of(archive_store).call({"query": "kestrel nest"}, viewer="telegram-5")
     best = result["results"][0]
     assert best["matches"][0]["external_id"] == "tg-9-1"
     assert best["matches"][0]["when"].startswith("2025-05-01 10:00 UTC")
-    exported = [r async for r in archive.export_records(viewer="telegram-5")]
+    exported = [r async for r in archive_store.export_records(viewer="telegram-5")]
     assert [r["external_id"] for r in exported] == ["tg-9-1", "tg-9-2"]
     assert exported[0]["person"] == "telegram-5" and exported[1]["role"] == "assistant"
-    assert [r async for r in archive.export_records(viewer="telegram-6")] == []
-    assert (await SearchTool(archive).call({"query": "kestrel"}, viewer="telegram-6"))[
+    assert [r async for r in archive_store.export_records(viewer="telegram-6")] == []
+    assert (await tool_of(archive_store).call({"query": "kestrel"}, viewer="telegram-6"))[
         "results"
     ] == []
 

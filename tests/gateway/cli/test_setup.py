@@ -16,7 +16,13 @@ from gateway.config import doc as config_doc
 from gateway.config.doc import commented_config, key_paths
 from gateway.config.schema import Config, load_config, resolve_paths
 
-ENV_NAMES = ("OPENAI_API_KEY", "TELEGRAM_BOT_TOKEN", "DISCORD_BOT_TOKEN", "MNEMO_HOME")
+ENV_NAMES = (
+    "OPENAI_API_KEY",
+    "TELEGRAM_BOT_TOKEN",
+    "DISCORD_BOT_TOKEN",
+    "MNEMO_HOME",
+    "TELEGRAM_WEBHOOK_SECRET",
+)
 TG_TOKEN = "123456:fake-telegram-token-abcdef"
 DC_TOKEN = "fake.discord.token-0123456789"
 API_KEY = "sk-test-fake-api-key-0123456789"
@@ -214,10 +220,12 @@ GOOD = {
     "gateway": {"admins": ["telegram:123", "discord:1300000000000000001"]},
     "ops": {"http": {"listen": "0.0.0.0:9464"}},
 }
+WEBHOOK_SECRET = "a-webhook-secret_0123456789"
 GOOD_ENV = {
     "TELEGRAM_BOT_TOKEN": TG_TOKEN,
     "DISCORD_BOT_TOKEN": DC_TOKEN,
     "OPENAI_API_KEY": API_KEY,
+    "TELEGRAM_WEBHOOK_SECRET": WEBHOOK_SECRET,
 }
 
 
@@ -264,6 +272,48 @@ def test_webhook_mode_needs_a_public_https_url() -> None:
     )
     off = {"enabled": False, "mode": "webhook"}  # a disabled platform is not checked
     assert check_environment(config(platforms={"telegram": off}), GOOD_ENV) == []
+
+
+def test_the_postgres_backend_needs_its_connection_string_never_echoed() -> None:
+    shared = config(storage={"backend": "postgres"})
+    (problem,) = check_environment(shared, GOOD_ENV)
+    assert problem.startswith("storage.backend is postgres but MNEMO_POSTGRES_DSN is not set")
+    secret = "mysql://mnemo:s3cret-Pa55@db/mnemo"
+    (problem,) = check_environment(shared, {**GOOD_ENV, "MNEMO_POSTGRES_DSN": secret})
+    assert problem.startswith("MNEMO_POSTGRES_DSN is not a PostgreSQL connection string")
+    assert "s3cret" not in problem
+    good = {**GOOD_ENV, "MNEMO_POSTGRES_DSN": "postgresql://mnemo:s3cret-Pa55@db/mnemo"}
+    assert check_environment(shared, good) == []
+    assert check_environment(config(), {**GOOD_ENV, "MNEMO_POSTGRES_DSN": "x"}) == []  # sqlite
+    local = config(storage={"backend": "postgres"}, memory={"provider": "local"})
+    (problem,) = check_environment(local, good)
+    assert problem.startswith("memory.provider is local but storage.backend is postgres")
+
+
+@pytest.mark.parametrize(
+    ("secret", "expected"),
+    [
+        (None, "platforms.telegram.mode is webhook but MY_HOOK_SECRET is not set (the secret"),
+        ("", "platforms.telegram.mode is webhook but MY_HOOK_SECRET is not set (the secret"),
+        ("has spaces; and more", "MY_HOOK_SECRET is not a webhook secret Telegram accepts"),
+        ("x" * 257, "MY_HOOK_SECRET is not a webhook secret Telegram accepts"),
+    ],
+)
+def test_webhook_mode_needs_a_secret_telegram_accepts_and_never_shows_it(
+    secret: str | None, expected: str
+) -> None:
+    hook = {
+        "enabled": True, "mode": "webhook", "webhook_url": "https://bot.example/h",
+        "webhook_secret_env": "MY_HOOK_SECRET",
+    }  # fmt: skip
+    env = {**GOOD_ENV} | ({} if secret is None else {"MY_HOOK_SECRET": secret})
+    (problem,) = check_environment(config(platforms={"telegram": hook}), env)
+    assert problem.startswith(expected)
+    assert not secret or secret not in problem
+    good = env | {"MY_HOOK_SECRET": "A-z_09" * 42}  # 252 characters
+    assert check_environment(config(platforms={"telegram": hook}), good) == []
+    polling = hook | {"mode": "polling"}  # polling needs no secret
+    assert check_environment(config(platforms={"telegram": polling}), env) == []
 
 
 @pytest.mark.parametrize("listen", ["9464", ":9464", "localhost:http", "::1:9464", "h:99999"])
@@ -332,10 +382,11 @@ def test_config_check_prints_one_line_per_problem_and_no_secret(
     code, out, err = run("config", "check", capsys=capsys)
     assert (code, out) == (2, "")
     lines = err.splitlines()
-    assert len(lines) == 3 and all(line.startswith("mnemo: config check: ") for line in lines)
+    assert len(lines) == 4 and all(line.startswith("mnemo: config check: ") for line in lines)
     assert "TELEGRAM_BOT_TOKEN is not set" in lines[0]
     assert "no model endpoint: OPENAI_API_KEY is not set" in lines[1]
     assert "webhook_url is empty" in lines[2]
+    assert "webhook but TELEGRAM_WEBHOOK_SECRET is not set" in lines[3]
     assert DC_TOKEN not in err
 
 

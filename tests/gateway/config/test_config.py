@@ -92,7 +92,8 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
         (
             "memroy:\n  scope: shared\n",
             "memroy: unknown key (allowed here:"
-            " agent, compression, coordination, gateway, memory, model, ops, platforms, skills)",
+            " agent, compression, coordination, gateway, memory, model, ops, platforms, skills,"
+            " storage)",
         ),
         ("memory: 5\n", "memory: expected a mapping, got an integer 5"),
         ("- just\n- a list\n", "top level: expected a mapping of sections, got a list"),
@@ -175,6 +176,42 @@ def test_errors_name_the_line_of_the_key(tmp_path: Path) -> None:
     ]
 
 
+# -- Discord shards ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("discord", "expected"),
+    [
+        ("{shard_ids: [0]}", "shard_ids: needs shard_count beside it (the shards of all replicas)"),
+        ("{shard_count: 2, shard_ids: [0, 2]}", "shard_ids: 2 is not a shard of 2 (0 to 1)"),
+        ("{shard_count: 2, shard_ids: [-1]}", "shard_ids: -1 is not a shard of 2 (0 to 1)"),
+        ("{shard_count: 3, shard_ids: [1, 2, 1]}", "shard_ids: 1 is listed twice"),
+        (
+            "{shard_count: 2, shard_ids: []}",
+            "shard_ids: an empty list runs no shard (leave it out to run all)",
+        ),
+        ("{shard_count: 0}", "shard_count: input should be greater than or equal to 1, got 0"),
+        ("{shard_count: 2, shard_ids: 1}", "shard_ids: expected a list, got an integer 1"),
+    ],
+)
+def test_shard_ids_are_distinct_shards_of_shard_count(
+    tmp_path: Path, discord: str, expected: str
+) -> None:
+    with pytest.raises(ConfigError) as info:
+        _load(tmp_path, f"platforms:\n  discord: {discord}\n")
+    assert info.value.lines == [f"{tmp_path / 'config.yaml'}:2: platforms.discord.{expected}"]
+
+
+def test_shards_default_to_none_and_may_leave_the_ids_out(tmp_path: Path) -> None:
+    assert (Config().platforms.discord.shard_count, Config().platforms.discord.shard_ids) == (
+        None, None,
+    )  # fmt: skip
+    two = _load(tmp_path, "platforms:\n  discord: {shard_count: 2}\n").platforms.discord
+    assert (two.shard_count, two.shard_ids) == (2, None)  # this replica runs both
+    mine = _load(tmp_path, "platforms:\n  discord: {shard_count: 4, shard_ids: [3, 1]}\n")
+    assert mine.platforms.discord.shard_ids == [3, 1]
+
+
 # -- secrets never echo back ---------------------------------------------------------------
 
 # Shaped like the real thing, but none of them is: a Telegram token the log redactor's own
@@ -217,7 +254,7 @@ def _nested(path: str, value: object) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_the_env_fields_are_the_seven_we_know() -> None:
+def test_the_env_fields_are_the_eight_we_know() -> None:
     assert _env_fields() == [
         "memory.provider_options.honcho.api_key_env",
         "memory.provider_options.mem0.api_key_env",
@@ -225,6 +262,7 @@ def test_the_env_fields_are_the_seven_we_know() -> None:
         "platforms.telegram.token_env",
         "platforms.telegram.webhook_secret_env",
         "platforms.discord.token_env",
+        "storage.postgres.dsn_env",
         "coordination.redis_url_env",
     ]
 

@@ -1,4 +1,5 @@
-"""The pairing file: caps that evict instead of refusing, deny, block, and time left."""
+"""The pairing state: caps that evict instead of refusing, deny, block, and time left; on both
+backends (``storage``: the file on disk, a row in PostgreSQL)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import dataclasses
 import json
 import logging
 from datetime import UTC, datetime
-from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,6 +21,7 @@ from gateway.pairing.store import (
     qualified_id,
     time_left,
 )
+from tests.stores import Storage
 
 
 class Clock:
@@ -44,8 +46,14 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def store(tmp_path: Path, clock: Clock) -> PairingStore:
-    return PairingStore(tmp_path / "pairing.json", clock=clock)
+def store(storage: Storage, clock: Clock) -> PairingStore:
+    return PairingStore(storage.pairing_documents(), clock=clock)
+
+
+def stored(store: PairingStore) -> dict[str, Any]:
+    document = store.documents.read(store.name)
+    assert document.raw is not None
+    return dict(json.loads(document.raw))
 
 
 def test_the_pending_cap_evicts_the_oldest_codes_and_says_so(
@@ -69,27 +77,24 @@ def test_the_pending_cap_evicts_the_oldest_codes_and_says_so(
     assert "telegram:" not in record.getMessage() and "Mallory" not in record.getMessage()
 
 
-def test_a_waiting_or_capped_stranger_costs_no_write(
-    tmp_path: Path, store: PairingStore, clock: Clock
-) -> None:
-    path = tmp_path / "pairing.json"
+def test_a_waiting_or_capped_stranger_costs_no_write(store: PairingStore, clock: Clock) -> None:
     offer = store.request("telegram:7", "Ada", "7")
     assert offer is not None and offer.new and offer.expires_at == clock.now + CODE_TTL_S
-    written = path.stat()
+    written = store.documents.version(store.name)
     for _ in range(50):
         clock.now += 30
         again = store.request("telegram:7", "Ada", "7")
         assert again is not None and again.code == offer.code and not again.new
-    assert path.stat().st_ino == written.st_ino and path.stat().st_mtime_ns == written.st_mtime_ns
+    assert store.documents.version(store.name) == written
     for _ in range(MAX_CODES_PER_DAY - 1):
         clock.now += CODE_TTL_S
         assert store.request("telegram:7", "Ada", "7") is not None
     clock.now += CODE_TTL_S
     assert store.request("telegram:7", "Ada", "7") is None  # the day's codes are used up
-    capped = path.stat()
+    capped = store.documents.version(store.name)
     for _ in range(20):
         assert store.request("telegram:7", "Ada", "7") is None
-    assert path.stat().st_ino == capped.st_ino
+    assert store.documents.version(store.name) == capped
     clock.now += 86_400
     later = store.request("telegram:7", "Ada", "7")
     assert later is not None and later.new
@@ -108,7 +113,7 @@ def test_deny_drops_the_code_and_they_may_ask_again_within_the_cap(
 
 
 def test_block_is_silent_everywhere_persists_and_beats_allowlists(
-    tmp_path: Path, store: PairingStore, clock: Clock
+    storage: Storage, store: PairingStore, clock: Clock
 ) -> None:
     access = Access(
         allowed_users={"telegram": frozenset({"*"})},
@@ -124,8 +129,8 @@ def test_block_is_silent_everywhere_persists_and_beats_allowlists(
     assert listing.approved == () and listing.pending == ()  # approval and code are gone
     assert set(listing.blocked) == {"telegram:7", "telegram:8", "telegram:1"}
     assert pending is not None and store.approve(pending.code) is None
-    # a new process (a restart) reads the same file
-    auth = Auth(access, PairingStore(tmp_path / "pairing.json", clock=clock))
+    # a new process (a restart) reads the same state
+    auth = Auth(access, PairingStore(storage.replica().pairing_documents(), clock=clock))
     for who in ("7", "8"):
         for message in (dm(who), dm(who, "group")):
             verdict = auth.check(message)
@@ -137,14 +142,12 @@ def test_block_is_silent_everywhere_persists_and_beats_allowlists(
     assert "telegram:7" not in auth.pairing.listing().approved
 
 
-def test_the_file_forgets_old_requests_and_chats(
-    tmp_path: Path, store: PairingStore, clock: Clock
-) -> None:
+def test_the_file_forgets_old_requests_and_chats(store: PairingStore, clock: Clock) -> None:
     for n in range(5):
         store.request(f"telegram:{n}", "x", str(n))
     clock.now += 86_401
     store.request("telegram:new", "y", "new")
-    data = json.loads((tmp_path / "pairing.json").read_text())
+    data = stored(store)
     assert list(data["requests"]) == ["telegram:new"]
     assert list(data["chats"]) == ["telegram:new"]
     assert [p["who"] for p in data["pending"]] == ["telegram:new"]
@@ -193,8 +196,8 @@ def test_a_stranger_in_a_group_gets_no_code(store: PairingStore, clock: Clock) -
     assert store.listing().pending == ()
 
 
-def test_a_gateway_takes_only_the_welcomes_of_its_own_platforms(tmp_path: Path) -> None:
-    store = PairingStore(tmp_path / "pairing.json")
+def test_a_gateway_takes_only_the_welcomes_of_its_own_platforms(storage: Storage) -> None:
+    store = PairingStore(storage.pairing_documents())
     ada = store.request("telegram:7", "Ada", "7")
     bob = store.request("discord:8", "Bob", "80")
     assert ada is not None and bob is not None

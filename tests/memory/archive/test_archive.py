@@ -1,4 +1,6 @@
-"""The archive's write path and invariants, against real SQLite files."""
+"""The archive's write path and invariants: the contract on SQLite and PostgreSQL
+(``archive_store``), and SQLite's own machinery (group commit, WAL, checkpoints, a killed
+writer) on real files."""
 
 from __future__ import annotations
 
@@ -14,13 +16,15 @@ import pytest
 
 from memory.archive.database import Archive, ArchiveError, NewMessage, read_deadline, scope_token
 from memory.archive.search import Searcher
+from memory.archive.store import ArchiveStore
+from tests.archives import searcher_of
 from tests.memory.conftest import make_session, say
 from tests.memory.zygote import Zygote
 
 
-async def test_exchange_is_stored_in_order_with_its_metadata(archive: Archive) -> None:
-    await make_session(archive, "s1", "telegram-1", key="telegram:dm:1")
-    ids = await archive.append_exchange(
+async def test_exchange_is_stored_in_order_with_its_metadata(archive_store: ArchiveStore) -> None:
+    await make_session(archive_store, "s1", "telegram-1", key="telegram:dm:1")
+    ids = await archive_store.append_exchange(
         "s1",
         [
             NewMessage("user", "What is the weather in Lyon?", speaker="telegram-1"),
@@ -43,7 +47,7 @@ async def test_exchange_is_stored_in_order_with_its_metadata(archive: Archive) -
         ],
     )
     assert ids == sorted(ids) and len(ids) == 4
-    messages = await archive.messages("s1", viewer="telegram-1")
+    messages = await archive_store.messages("s1", viewer="telegram-1")
     assert [m.role for m in messages] == ["user", "assistant", "tool", "assistant"]
     assert (
         messages[1].tool_calls is not None
@@ -51,26 +55,26 @@ async def test_exchange_is_stored_in_order_with_its_metadata(archive: Archive) -
     )
     assert (messages[1].prompt_tokens, messages[1].cached_tokens) == (120, 100)
     assert messages[2].tool_name == "weather" and messages[2].tool_call_id == "c1"
-    session = await archive.get_session("s1", viewer="telegram-1")
+    session = await archive_store.get_session("s1", viewer="telegram-1")
     assert session is not None
     assert session.message_count == 4
     assert session.title == "What is the weather in Lyon?"
     assert session.people == ("telegram-1",)
-    latest = await archive.latest_session("telegram:dm:1")
+    latest = await archive_store.latest_session("telegram:dm:1")
     assert latest is not None and latest.id == "s1"
 
 
-async def test_a_failing_exchange_writes_nothing(archive: Archive) -> None:
-    await make_session(archive, "s1", "p1")
+async def test_a_failing_exchange_writes_nothing(archive_store: ArchiveStore) -> None:
+    await make_session(archive_store, "s1", "p1")
     robot = NewMessage("robot", "beep")  # type: ignore[arg-type]  # the point: no such role
     bad = [NewMessage("user", "hello", speaker="p1"), robot]
     with pytest.raises(ArchiveError):
-        await archive.append_exchange("s1", bad)
-    assert await archive.messages("s1", viewer=None) == []
-    session = await archive.get_session("s1", viewer=None)
+        await archive_store.append_exchange("s1", bad)
+    assert await archive_store.messages("s1", viewer=None) == []
+    session = await archive_store.get_session("s1", viewer=None)
     assert session is not None and session.message_count == 0
     with pytest.raises(ArchiveError, match="does not exist"):
-        await archive.append_exchange("nope", [NewMessage("user", "x")])
+        await archive_store.append_exchange("nope", [NewMessage("user", "x")])
 
 
 async def test_exchanges_that_arrive_together_share_a_commit_and_each_is_whole(
@@ -108,24 +112,28 @@ async def test_exchanges_that_arrive_together_share_a_commit_and_each_is_whole(
     assert not await archive.check()
 
 
-async def test_a_cancelled_caller_still_gets_its_exchange_written(archive: Archive) -> None:
-    await make_session(archive, "s1", "p1")
-    task = asyncio.create_task(archive.append_exchange("s1", [NewMessage("user", "kept")]))
+async def test_a_cancelled_caller_still_gets_its_exchange_written(
+    archive_store: ArchiveStore,
+) -> None:
+    await make_session(archive_store, "s1", "p1")
+    task = asyncio.create_task(archive_store.append_exchange("s1", [NewMessage("user", "kept")]))
     await asyncio.sleep(0)  # queued
     task.cancel()
     with contextlib.suppress(asyncio.CancelledError):
         await task
     for _ in range(100):
-        if await archive.messages("s1", viewer=None):
+        if await archive_store.messages("s1", viewer=None):
             break
         await asyncio.sleep(0.01)
-    assert [m.content for m in await archive.messages("s1", viewer=None)] == ["kept"]
+    assert [m.content for m in await archive_store.messages("s1", viewer=None)] == ["kept"]
 
 
-async def test_tool_output_is_indexed_on_its_first_8192_characters_only(archive: Archive) -> None:
-    await make_session(archive, "s1", "p1")
+async def test_tool_output_is_indexed_on_its_first_8192_characters_only(
+    archive_store: ArchiveStore,
+) -> None:
+    await make_session(archive_store, "s1", "p1")
     long_output = "filler " * 1400 + "zanzibarquartz"  # the marker sits after 9,800 chars
-    await archive.append_exchange(
+    await archive_store.append_exchange(
         "s1",
         [
             NewMessage("user", "run the report", speaker="p1"),
@@ -133,46 +141,46 @@ async def test_tool_output_is_indexed_on_its_first_8192_characters_only(archive:
             NewMessage("user", "zanzibarquartz in a user message is indexed", speaker="p1"),
         ],
     )
-    stored = await archive.messages("s1", viewer="p1")
+    stored = await archive_store.messages("s1", viewer="p1")
     assert stored[1].content.endswith("zanzibarquartz")  # the full text is kept
-    hits, _ = await Searcher(archive).find("zanzibarquartz", viewer="p1", limit=10)
+    hits, _ = await searcher_of(archive_store).find("zanzibarquartz", viewer="p1", limit=10)
     assert [h.message_id for h in hits] == [stored[2].id]
-    early, _ = await Searcher(archive).find("early-marker-word", viewer="p1")
+    early, _ = await searcher_of(archive_store).find("early-marker-word", viewer="p1")
     assert [h.message_id for h in early] == [stored[1].id]
 
 
-async def test_a_new_participant_can_search_the_shared_session(archive: Archive) -> None:
-    await make_session(archive, "g1", "telegram-1", chat_type="group")
-    await say(archive, "g1", "telegram-1", "the quokka picnic is on Saturday")
-    searcher = Searcher(archive)
+async def test_a_new_participant_can_search_the_shared_session(archive_store: ArchiveStore) -> None:
+    await make_session(archive_store, "g1", "telegram-1", chat_type="group")
+    await say(archive_store, "g1", "telegram-1", "the quokka picnic is on Saturday")
+    searcher = searcher_of(archive_store)
     assert (await searcher.find("quokka", viewer="telegram-2"))[0] == []
-    await archive.append_exchange(
+    await archive_store.append_exchange(
         "g1", [NewMessage("user", "count me in", speaker="telegram-2")], people=["telegram-2"]
     )
     hits, _ = await searcher.find("quokka", viewer="telegram-2")
     assert [h.session_id for h in hits] == ["g1"]
-    session = await archive.get_session("g1", viewer="telegram-2")
+    session = await archive_store.get_session("g1", viewer="telegram-2")
     assert session is not None and session.people == ("telegram-1", "telegram-2")
-    assert await archive.check() == []
+    assert await archive_store.check() == []
 
 
-async def test_child_sessions_share_their_parents_lineage(archive: Archive) -> None:
-    await make_session(archive, "s1", "p1")
-    await make_session(archive, "s2", "p1", parent="s1")
-    await make_session(archive, "s3", "p1", parent="s2")
-    child = await archive.get_session("s3", viewer="p1")
+async def test_child_sessions_share_their_parents_lineage(archive_store: ArchiveStore) -> None:
+    await make_session(archive_store, "s1", "p1")
+    await make_session(archive_store, "s2", "p1", parent="s1")
+    await make_session(archive_store, "s3", "p1", parent="s2")
+    child = await archive_store.get_session("s3", viewer="p1")
     assert child is not None and (child.parent_id, child.root_id) == ("s2", "s1")
     with pytest.raises(ArchiveError, match="parent session"):
-        await make_session(archive, "s4", "p1", parent="missing")
+        await make_session(archive_store, "s4", "p1", parent="missing")
 
 
-async def test_end_session_records_the_reason_once(archive: Archive) -> None:
-    await make_session(archive, "s1", "p1", key="k")
-    await archive.end_session("s1", "new")
-    await archive.end_session("s1", "later")
-    session = await archive.get_session("s1", viewer="p1")
+async def test_end_session_records_the_reason_once(archive_store: ArchiveStore) -> None:
+    await make_session(archive_store, "s1", "p1", key="k")
+    await archive_store.end_session("s1", "new")
+    await archive_store.end_session("s1", "later")
+    session = await archive_store.get_session("s1", viewer="p1")
     assert session is not None and session.end_reason == "new" and session.ended_at is not None
-    assert await archive.latest_session("k") is None
+    assert await archive_store.latest_session("k") is None
 
 
 async def test_check_finds_an_index_that_lost_a_row_and_repair_rebuilds_it(
@@ -245,12 +253,12 @@ async def test_a_writer_killed_mid_exchange_leaves_whole_exchanges_and_consisten
             assert session is not None and session.message_count == len(messages)
 
 
-async def test_recent_sessions_carry_their_people(archive: Archive) -> None:
-    await make_session(archive, "g1", "telegram-2", "telegram-1", chat_type="group")
-    await make_session(archive, "d1", "telegram-1")
-    listed = {s.id: s.people for s in await archive.sessions(viewer="telegram-1")}
+async def test_recent_sessions_carry_their_people(archive_store: ArchiveStore) -> None:
+    await make_session(archive_store, "g1", "telegram-2", "telegram-1", chat_type="group")
+    await make_session(archive_store, "d1", "telegram-1")
+    listed = {s.id: s.people for s in await archive_store.sessions(viewer="telegram-1")}
     assert listed == {"g1": ("telegram-1", "telegram-2"), "d1": ("telegram-1",)}
-    assert [s.id for s in await archive.sessions(viewer="telegram-2")] == ["g1"]
+    assert [s.id for s in await archive_store.sessions(viewer="telegram-2")] == ["g1"]
 
 
 async def test_a_file_that_is_not_a_database_fails_cleanly(tmp_path: Path) -> None:
@@ -284,12 +292,12 @@ async def test_checkpoints_run_beside_the_writer_and_close_truncates_the_wal(
 
 
 async def test_a_persons_turns_and_tokens_in_a_window_across_their_sessions(
-    archive: Archive,
+    archive_store: ArchiveStore,
 ) -> None:
     """What per-person budgets count: user messages the person spoke since a time, and the
     tokens of the assistant rows answering them (up to the session's next user message)."""
-    await make_session(archive, "dm", "telegram-1")
-    await make_session(archive, "group", "telegram-chat--100", chat_type="group")
+    await make_session(archive_store, "dm", "telegram-1")
+    await make_session(archive_store, "group", "telegram-chat--100", chat_type="group")
     old, t = 1_000.0, 5_000.0
 
     def turn(speaker: str, at: float, *tokens: tuple[int, int]) -> list[NewMessage]:
@@ -300,20 +308,22 @@ async def test_a_persons_turns_and_tokens_in_a_window_across_their_sessions(
         ]
         return rows
 
-    await archive.append_exchange("dm", turn("telegram-1", old, (900, 100)))  # before since
-    await archive.append_exchange("dm", turn("telegram-1", t, (100, 10), (200, 20)))  # tool loop
-    await archive.append_exchange("dm", turn("telegram-1", t + 1))  # a failed turn: no reply
+    await archive_store.append_exchange("dm", turn("telegram-1", old, (900, 100)))  # before since
+    await archive_store.append_exchange(
+        "dm", turn("telegram-1", t, (100, 10), (200, 20))
+    )  # tool loop
+    await archive_store.append_exchange("dm", turn("telegram-1", t + 1))  # a failed turn: no reply
     # in a shared group session: Bo's turn in between is Bo's, not Ada's
-    await archive.append_exchange("group", turn("telegram-1", t + 2, (1_000, 1)))
-    await archive.append_exchange("group", turn("telegram-2", t + 3, (50_000, 5)))
-    await archive.append_exchange("group", turn("telegram-1", t + 4, (3, 4)))
-    await archive.append_exchange("dm", [NewMessage("user", "carried", created_at=t + 5)])
+    await archive_store.append_exchange("group", turn("telegram-1", t + 2, (1_000, 1)))
+    await archive_store.append_exchange("group", turn("telegram-2", t + 3, (50_000, 5)))
+    await archive_store.append_exchange("group", turn("telegram-1", t + 4, (3, 4)))
+    await archive_store.append_exchange("dm", [NewMessage("user", "carried", created_at=t + 5)])
 
-    assert await archive.turn_times("telegram-1", t) == [t + 4, t + 2, t + 1, t]
-    assert await archive.turn_times("telegram-1", old) == [t + 4, t + 2, t + 1, t, old]
-    assert await archive.tokens_caused("telegram-1", t) == 110 + 220 + 1_001 + 7
-    assert await archive.tokens_caused("telegram-2", t) == 50_005
-    assert await archive.tokens_caused("telegram-3", 0) == 0
+    assert await archive_store.turn_times("telegram-1", t) == [t + 4, t + 2, t + 1, t]
+    assert await archive_store.turn_times("telegram-1", old) == [t + 4, t + 2, t + 1, t, old]
+    assert await archive_store.tokens_caused("telegram-1", t) == 110 + 220 + 1_001 + 7
+    assert await archive_store.tokens_caused("telegram-2", t) == 50_005
+    assert await archive_store.tokens_caused("telegram-3", 0) == 0
 
 
 def test_the_budget_queries_use_indexes_not_scans(tmp_path: Path) -> None:

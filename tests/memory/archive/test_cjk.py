@@ -1,6 +1,7 @@
-"""The CJK gram index (memory/archive/cjk.py, migration m007): 1-2 character CJK terms are
-found in all of a person's history, only in their sessions, and the index follows the
-messages through deletes, new participants, imports, check and repair."""
+"""The CJK gram index (memory/archive/cjk.py, migration m007; on PostgreSQL the ``grams``
+column): 1-2 character CJK terms are found in all of a person's history, only in their
+sessions, on both backends; and SQLite's index follows the messages through deletes, new
+participants, imports, check and repair."""
 
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ from memory.archive.cjk import grams, indexed
 from memory.archive.database import Archive, NewMessage, scope_token
 from memory.archive.migrations import MIGRATIONS, migrate
 from memory.archive.search import Searcher
+from memory.archive.store import ArchiveStore
+from tests.archives import searcher_of
 from tests.memory.conftest import make_session, say
 
 SCAN = 4  # like_scan_rows: the scan reaches only the newest few messages
@@ -38,21 +41,23 @@ def test_indexed_terms_are_one_cjk_character_or_a_pair_with_one() -> None:
         assert not indexed(term), term
 
 
-async def _old_and_new(archive: Archive) -> list[int]:
+async def _old_and_new(archive_store: ArchiveStore) -> list[int]:
     """p1's history: the CJK words first, then more messages than the scan reaches."""
-    await make_session(archive, "mine", "p1")
-    first = await say(archive, "mine", "p1", "我们在東京开会, 2024年5月。서울에서 만나요. 猫")
+    await make_session(archive_store, "mine", "p1")
+    first = await say(archive_store, "mine", "p1", "我们在東京开会, 2024年5月。서울에서 만나요. 猫")
     for n in range(2 * SCAN):
-        await say(archive, "mine", "p1", f"later message {n}", f"reply {n}")
+        await say(archive_store, "mine", "p1", f"later message {n}", f"reply {n}")
     return first
 
 
 @pytest.mark.parametrize(
     "query", ["東京", "开会", "会", "5月", "서울", "猫", "東京 开会", "我们 会"]
 )
-async def test_a_short_cjk_word_beyond_the_scan_is_found(archive: Archive, query: str) -> None:
-    first = await _old_and_new(archive)
-    searcher = Searcher(archive, like_scan_rows=SCAN)
+async def test_a_short_cjk_word_beyond_the_scan_is_found(
+    archive_store: ArchiveStore, query: str
+) -> None:
+    first = await _old_and_new(archive_store)
+    searcher = searcher_of(archive_store, like_scan_rows=SCAN)
     hits, parsed = await searcher.find(query, viewer="p1")
     assert parsed.cjk
     assert [h.message_id for h in hits] == [first[0]]
@@ -60,15 +65,15 @@ async def test_a_short_cjk_word_beyond_the_scan_is_found(archive: Archive, query
     assert [h.message_id for h in everyone] == [first[0]]
     assert query.split(maxsplit=1)[0] in hits[0].snippet
     # the scan alone (before the index) misses it: what this index is for
-    before, _ = await Searcher(archive, like_scan_rows=SCAN, cjk_index=False).find(
+    before, _ = await searcher_of(archive_store, like_scan_rows=SCAN, cjk_index=False).find(
         query, viewer="p1"
     )
     assert before == []
 
 
-async def test_short_cjk_terms_stay_exact(archive: Archive) -> None:
-    first = await _old_and_new(archive)
-    searcher = Searcher(archive, like_scan_rows=SCAN)
+async def test_short_cjk_terms_stay_exact(archive_store: ArchiveStore) -> None:
+    first = await _old_and_new(archive_store)
+    searcher = searcher_of(archive_store, like_scan_rows=SCAN)
     for query in ("京都会", "東会", "犬", "东京"):  # not in the text (东 is not 東)
         hits, _ = await searcher.find(query, viewer="p1")
         assert hits == [], query
@@ -79,24 +84,26 @@ async def test_short_cjk_terms_stay_exact(archive: Archive) -> None:
 
 
 @pytest.mark.parametrize("query", ["東京 meeting", "会议 2024", "meeting 东京"])
-async def test_mixed_queries_beyond_the_scan(archive: Archive, query: str) -> None:
-    await make_session(archive, "mine", "p1")
-    (found, _) = await say(archive, "mine", "p1", "东京 meeting: 会议 2024 in 東京")
-    await say(archive, "mine", "p1", "a meeting in 2024 without the CJK word")
-    await say(archive, "mine", "p1", "東京 and 会议 without the other words")
+async def test_mixed_queries_beyond_the_scan(archive_store: ArchiveStore, query: str) -> None:
+    await make_session(archive_store, "mine", "p1")
+    (found, _) = await say(archive_store, "mine", "p1", "东京 meeting: 会议 2024 in 東京")
+    await say(archive_store, "mine", "p1", "a meeting in 2024 without the CJK word")
+    await say(archive_store, "mine", "p1", "東京 and 会议 without the other words")
     for n in range(2 * SCAN):
-        await say(archive, "mine", "p1", f"later message {n}")
-    hits, _ = await Searcher(archive, like_scan_rows=SCAN).find(query, viewer="p1")
+        await say(archive_store, "mine", "p1", f"later message {n}")
+    hits, _ = await searcher_of(archive_store, like_scan_rows=SCAN).find(query, viewer="p1")
     assert [h.message_id for h in hits] == [found]
 
 
-async def test_a_person_finds_short_cjk_words_only_in_their_sessions(archive: Archive) -> None:
+async def test_a_person_finds_short_cjk_words_only_in_their_sessions(
+    archive_store: ArchiveStore,
+) -> None:
     """Privacy on the gram path: the index matches the viewer's scope token and the query
     joins session_people; a new participant finds the session's earlier messages."""
-    mine = await _old_and_new(archive)
-    await make_session(archive, "theirs", "p2")
-    (theirs, _) = await say(archive, "theirs", "p2", "秘密: 東京の猫")
-    searcher = Searcher(archive, like_scan_rows=SCAN)
+    mine = await _old_and_new(archive_store)
+    await make_session(archive_store, "theirs", "p2")
+    (theirs, _) = await say(archive_store, "theirs", "p2", "秘密: 東京の猫")
+    searcher = searcher_of(archive_store, like_scan_rows=SCAN)
     for query in ("東京", "猫", "秘密"):
         hits, _ = await searcher.find(query, viewer="p1", limit=5)
         assert theirs not in [h.message_id for h in hits], query
@@ -106,12 +113,12 @@ async def test_a_person_finds_short_cjk_words_only_in_their_sessions(archive: Ar
         assert hits == [], query
     everyone, _ = await searcher.find("東京", viewer=None, limit=5)
     assert {h.message_id for h in everyone} == {mine[0], theirs}
-    await archive.append_exchange(  # p1 joins: the session's earlier messages re-scoped
+    await archive_store.append_exchange(  # p1 joins: the session's earlier messages re-scoped
         "theirs", [NewMessage("user", "hello", speaker="p1")], people=("p1",)
     )
     hits, _ = await searcher.find("秘密", viewer="p1")
     assert [h.message_id for h in hits] == [theirs]
-    assert await archive.check() == []
+    assert await archive_store.check() == []
 
 
 async def test_a_stale_scope_token_only_hides(archive: Archive) -> None:

@@ -20,6 +20,8 @@ from memory.archive.database import Archive
 from memory.archive.fusion import Fusion, fuse, grouped
 from memory.archive.results import Hit
 from memory.archive.search import Searcher
+from memory.archive.store import ArchiveStore
+from tests.archives import searcher_of
 from tests.memory.conftest import make_session, say
 
 
@@ -58,38 +60,44 @@ def test_grouped_keeps_lineages_in_order_and_further_matches_from_the_top() -> N
 
 
 @pytest.fixture
-async def two_people(archive: Archive) -> Archive:
+async def two_people(archive_store: ArchiveStore) -> ArchiveStore:
     """Ana's sessions a1 (her kitten) and a2 (running), Ben's b1; ids 1-4, 5-6, 7-8."""
-    await make_session(archive, "a1", "telegram-1")
-    await say(archive, "a1", "telegram-1", "I adopted a grey kitten called Miso", "lovely")
-    await say(archive, "a1", "telegram-1", "the vet said Miso is healthy", "good news")
-    await make_session(archive, "a2", "telegram-1")
-    await say(archive, "a2", "telegram-1", "training for a half marathon", "go for it")
-    await make_session(archive, "b1", "telegram-2")
-    await say(archive, "b1", "telegram-2", "my cat Pixel knocks things over", "cats do")
-    return archive
+    return await fill_two_people(archive_store)
+
+
+async def fill_two_people(archive_store: ArchiveStore) -> ArchiveStore:
+    await make_session(archive_store, "a1", "telegram-1")
+    await say(archive_store, "a1", "telegram-1", "I adopted a grey kitten called Miso", "lovely")
+    await say(archive_store, "a1", "telegram-1", "the vet said Miso is healthy", "good news")
+    await make_session(archive_store, "a2", "telegram-1")
+    await say(archive_store, "a2", "telegram-1", "training for a half marathon", "go for it")
+    await make_session(archive_store, "b1", "telegram-2")
+    await say(archive_store, "b1", "telegram-2", "my cat Pixel knocks things over", "cats do")
+    return archive_store
 
 
 async def test_what_meaning_finds_joins_the_words_and_is_shown_like_them(
-    two_people: Archive,
+    two_people: ArchiveStore,
 ) -> None:
     ranker = Ranker([1, 5])  # "which pet lives with me": no word of it is in either message
-    found = await Searcher(two_people, semantic=ranker).discover(
+    found = await searcher_of(two_people, semantic=ranker).discover(
         "which pet lives with me", viewer="telegram-1"
     )
     assert ranker.asked == [("telegram-1", "which pet lives with me", 100)]
     assert [r.session.id for r in found.results] == ["a1", "a2"]
     assert [m.message.id for m in found.results[0].matches] == [1]
     assert found.results[0].matches[0].after is not None  # with its neighbours, as a match
-    words_only = await Searcher(two_people).discover("which pet lives with me", viewer="telegram-1")
+    words_only = await searcher_of(two_people).discover(
+        "which pet lives with me", viewer="telegram-1"
+    )
     assert words_only.results == () and words_only.note is not None
 
 
-async def test_a_ranker_never_reaches_past_the_viewers_scope(two_people: Archive) -> None:
-    """Every id of the archive, another person's and the running session's first: none of
+async def test_a_ranker_never_reaches_past_the_viewers_scope(two_people: ArchiveStore) -> None:
+    """Every id of the archive_store, another person's and the running session's first: none of
     them comes back, for the viewer and for the excluded session alike."""
     ranker = Ranker([7, 8, 5, 6, 1, 2, 3, 4])
-    searcher = Searcher(two_people, semantic=ranker, fusion=Fusion(further_within=0))
+    searcher = searcher_of(two_people, semantic=ranker, fusion=Fusion(further_within=0))
     found = await searcher.discover(
         "cat", viewer="telegram-1", limit=10, exclude_session="a2", hits_per_session=10
     )
@@ -104,10 +112,10 @@ async def test_a_ranker_never_reaches_past_the_viewers_scope(two_people: Archive
 
 
 async def test_an_operators_search_and_one_by_time_use_the_words_alone(
-    two_people: Archive,
+    two_people: ArchiveStore,
 ) -> None:
     ranker = Ranker([5, 1])
-    searcher = Searcher(two_people, semantic=ranker)
+    searcher = searcher_of(two_people, semantic=ranker)
     await searcher.discover("marathon", viewer=None)
     newest = await searcher.discover("marathon", viewer="telegram-1", sort="newest")
     assert ranker.asked == [] and [m.message.id for m in newest.results[0].matches] == [5]
@@ -117,9 +125,9 @@ async def test_an_operators_search_and_one_by_time_use_the_words_alone(
     "ranker", [Ranker(), Ranker(fails=OSError("vectors gone")), Ranker(fails=TimeoutError())]
 )
 async def test_a_ranker_that_answers_nothing_or_fails_leaves_the_words_exactly(
-    two_people: Archive, ranker: Ranker, caplog: pytest.LogCaptureFixture
+    two_people: ArchiveStore, ranker: Ranker, caplog: pytest.LogCaptureFixture
 ) -> None:
-    plain, fused = Searcher(two_people), Searcher(two_people, semantic=ranker)
+    plain, fused = searcher_of(two_people), searcher_of(two_people, semantic=ranker)
     for query in ("Miso", "kitten vet", "cat", "marathon kitten", "nothing here", "", "??"):
         for limit in (1, 3, 10):
             expected = await plain.discover(query, viewer="telegram-1", limit=limit)
@@ -129,7 +137,7 @@ async def test_a_ranker_that_answers_nothing_or_fails_leaves_the_words_exactly(
         assert "the ranking by meaning failed" in caplog.text
 
 
-async def test_a_word_search_that_fails_cancels_the_ranker(two_people: Archive) -> None:
+async def test_a_word_search_that_fails_cancels_the_ranker(archive: Archive) -> None:
     """The word index is gone (renamed under the archive by another connection): discover
     raises what SQLite said, and the ranker it started meanwhile is cancelled, not leaked."""
     started, cancelled = asyncio.Event(), asyncio.Event()
@@ -143,25 +151,26 @@ async def test_a_word_search_that_fails_cancels_the_ranker(two_people: Archive) 
             raise
         return []
 
-    with contextlib.closing(sqlite3.connect(two_people.path)) as other, other:
+    await fill_two_people(archive)
+    with contextlib.closing(sqlite3.connect(archive.path)) as other, other:
         other.execute("ALTER TABLE messages_fts RENAME TO messages_fts_gone")
-    searcher = Searcher(two_people, semantic=slow)
+    searcher = Searcher(archive, semantic=slow)
     with pytest.raises(sqlite3.OperationalError, match="messages_fts"):
         await searcher.discover("Miso", viewer="telegram-1")
     assert started.is_set()
     await asyncio.wait_for(cancelled.wait(), 5)
 
 
-async def test_a_named_month_keeps_meaning_to_that_month(archive: Archive) -> None:
+async def test_a_named_month_keeps_meaning_to_that_month(archive_store: ArchiveStore) -> None:
     march, june = 1_741_000_000.0, 1_749_000_000.0  # 2025-03-03, 2025-06-04
-    await make_session(archive, "m", "p1")
-    await say(archive, "m", "p1", "we hiked up the volcano", at=march)
-    await make_session(archive, "j", "p1")
-    await say(archive, "j", "p1", "we climbed the mountain", at=june)
+    await make_session(archive_store, "m", "p1")
+    await say(archive_store, "m", "p1", "we hiked up the volcano", at=march)
+    await make_session(archive_store, "j", "p1")
+    await say(archive_store, "j", "p1", "we climbed the mountain", at=june)
     ranker = Ranker([3, 1])  # June's first
-    fused = Searcher(archive, semantic=ranker)
+    fused = searcher_of(archive_store, semantic=ranker)
     found = await fused.discover("what did we do outdoors in March 2025", viewer="p1")
     assert {m.message.id for r in found.results for m in r.matches} <= {1, 2}
-    anywhen = Searcher(archive, semantic=ranker, fusion=Fusion(in_period=False))
+    anywhen = searcher_of(archive_store, semantic=ranker, fusion=Fusion(in_period=False))
     found = await anywhen.discover("what did we do outdoors in March 2025", viewer="p1")
     assert 3 in {m.message.id for r in found.results for m in r.matches}

@@ -1,20 +1,32 @@
 """Deciding staged writes (memory/curated/approval.py): the typed ``Decision``, the decisions kept
-in PENDING.json, and the ids a turn staged. Real files in a temp directory."""
+in PENDING.json, and the ids a turn staged. On both backends (real files, PostgreSQL)."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memory import MemoryLimits, MemoryStore, MemoryTurn
 from memory.curated import Refused, Staged, pending
+from tests.stores import Storage
 
 
 @pytest.fixture
-def gated(tmp_path: Path) -> MemoryStore:
-    return MemoryStore(tmp_path / "telegram-1", limits=MemoryLimits(60, 60), write_approval=True)
+def gated(storage: Storage) -> MemoryStore:
+    return storage.memory("telegram-1", limits=MemoryLimits(60, 60), write_approval=True)
+
+
+def direct_store(gated: MemoryStore) -> MemoryStore:
+    """The same person's store with writes applied at once (an operator's)."""
+    return MemoryStore(gated.documents, limits=gated.limits, person=gated.person)
+
+
+def pending_file(store: MemoryStore) -> dict[str, Any]:
+    document = store.documents.read(pending.PENDING_FILE)
+    assert document.raw is not None
+    return dict(json.loads(document.raw))
 
 
 def stage(store: MemoryStore, turn: MemoryTurn | None = None, **args: str) -> str:
@@ -63,7 +75,7 @@ def test_an_unknown_id_is_neither_waiting_nor_decided(gated: MemoryStore) -> Non
 
 def test_an_approval_that_does_not_fit_stays_waiting(gated: MemoryStore) -> None:
     pending_id = stage(gated, action="add", content="x" * 50)
-    direct = MemoryStore(gated.directory, limits=gated.limits)
+    direct = direct_store(gated)
     direct.call({"action": "add", "target": "user", "content": "y" * 30}, MemoryTurn())
     decision = gated.decide(pending_id, approve=True)
     assert decision.verdict is None and decision.problem == "full"
@@ -72,7 +84,7 @@ def test_an_approval_that_does_not_fit_stays_waiting(gated: MemoryStore) -> None
 
 
 def test_a_stale_approval_is_discarded_and_kept_as_such(gated: MemoryStore) -> None:
-    direct = MemoryStore(gated.directory, limits=gated.limits)
+    direct = direct_store(gated)
     direct.call({"action": "add", "target": "user", "content": "lives in Lyon"}, MemoryTurn())
     pending_id = stage(gated, action="replace", old_text="Lyon", content="lives in Paris")
     direct.call({"action": "remove", "target": "user", "old_text": "Lyon"}, MemoryTurn())
@@ -88,20 +100,20 @@ def test_decisions_are_kept_on_disk_and_bounded(
     monkeypatch.setattr(pending, "KEEP_DECIDED", keep)
     first = stage(gated, action="add", content="prefers tea")
     gated.decide(first, approve=False)
-    data = json.loads((gated.directory / "PENDING.json").read_text(encoding="utf-8"))
+    data = pending_file(gated)
     assert data["items"] == [] and data["decided"][0]["verdict"] == "rejected"
     for n in range(keep):
         gated.decide(stage(gated, action="add", content=f"fact {n}"), approve=False)
     assert gated.decide(first, approve=True).write is None  # the oldest decision is gone
-    data = json.loads((gated.directory / "PENDING.json").read_text(encoding="utf-8"))
+    data = pending_file(gated)
     assert len(data["decided"]) == keep
 
 
 def test_a_file_from_before_decisions_were_kept_still_reads(gated: MemoryStore) -> None:
     pending_id = stage(gated, action="add", content="prefers tea")
-    path = gated.directory / "PENDING.json"
-    data = json.loads(path.read_text(encoding="utf-8"))
+    data = pending_file(gated)
     del data["decided"]
-    path.write_text(json.dumps(data), encoding="utf-8")
+    version = gated.documents.version(pending.PENDING_FILE)
+    gated.documents.write(pending.PENDING_FILE, json.dumps(data).encode(), expected=version)
     assert [p.id for p in gated.pending()] == [pending_id]
     assert gated.decide(pending_id, approve=True).verdict == "approved"

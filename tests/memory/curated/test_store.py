@@ -1,5 +1,6 @@
-"""The curated store (MemoryStore) against real files in a temp directory: the file format,
-the typed outcomes of its operations, snapshots, repair, durability, people and scope.
+"""The curated store (MemoryStore) on both backends (``storage``: real files in a temp
+directory, and PostgreSQL): the file format, the typed outcomes of its operations, snapshots,
+people and scope; on files only, what only files have (hand edits on disk, modes, locks).
 
 The memory tool's JSON built from those outcomes: tests/agent_core/tools/test_memory.py.
 """
@@ -21,11 +22,20 @@ from memory import (
     Target,
 )
 from memory.curated import Change, Done, Refused, Saved, Staged
+from tests.stores import Storage
+from tests.stores import raw as stored
+
+LIMITS = MemoryLimits(memory=200, user=120)
 
 
 @pytest.fixture
-def store(tmp_path: Path) -> MemoryStore:
-    return MemoryStore(tmp_path / "telegram-1", limits=MemoryLimits(memory=200, user=120))
+def store(storage: Storage) -> MemoryStore:
+    return storage.memory("telegram-1", limits=LIMITS)
+
+
+@pytest.fixture
+def file_store(tmp_path: Path) -> MemoryStore:
+    return MemoryStore(tmp_path / "telegram-1", limits=LIMITS)
 
 
 def add(store: MemoryStore, *contents: str, target: str = "memory") -> None:
@@ -35,7 +45,9 @@ def add(store: MemoryStore, *contents: str, target: str = "memory") -> None:
 
 
 def raw(store: MemoryStore, target: Target = "memory") -> str:
-    return store.path(target).read_text(encoding="utf-8")
+    text = stored(store, target)
+    assert text is not None, f"nothing stored for {target}"
+    return text
 
 
 # -- format and typed outcomes -----------------------------------------------------------------
@@ -44,7 +56,7 @@ def raw(store: MemoryStore, target: Target = "memory") -> str:
 def test_add_writes_entries_joined_by_the_delimiter_with_no_header(store: MemoryStore) -> None:
     add(store, "User deploys with make release", "Staging is at staging.local\nport 8443")
     assert raw(store) == "User deploys with make release\n§\nStaging is at staging.local\nport 8443"
-    assert not store.path("user").exists()
+    assert stored(store, "user") is None
 
 
 def test_add_strips_and_refuses_empty(store: MemoryStore) -> None:
@@ -84,8 +96,8 @@ def test_a_refusal_says_why_and_what_the_model_may_see(store: MemoryStore) -> No
     assert final.current_entries is None and final.usage is None
 
 
-def test_with_write_approval_a_write_is_staged(tmp_path: Path) -> None:
-    gated = MemoryStore(tmp_path / "p", write_approval=True)
+def test_with_write_approval_a_write_is_staged(storage: Storage) -> None:
+    gated = storage.memory("telegram-2", write_approval=True)
     turn = MemoryTurn()
     staged = gated.call({"action": "add", "content": "likes jazz"}, turn)
     assert isinstance(staged, Staged) and staged.target == "memory"
@@ -120,14 +132,16 @@ def test_snapshot_is_deterministic_and_frozen(store: MemoryStore) -> None:
     assert "three" in store.snapshot().render()
 
 
-def test_add_is_not_guarded(store: MemoryStore) -> None:
+def test_add_is_not_guarded(file_store: MemoryStore) -> None:
+    store = file_store
     store.directory.mkdir(parents=True)
     store.path("memory").write_text("alpha\n§\n\n§\nbeta\n", encoding="utf-8")
     assert store.call({"action": "add", "content": "gamma"}, MemoryTurn()).ok
     assert store.entries("memory") == ["alpha", "beta", "gamma"]
 
 
-def test_repair_rewrites_canonically_after_a_backup(store: MemoryStore) -> None:
+def test_repair_rewrites_canonically_after_a_backup(file_store: MemoryStore) -> None:
+    store = file_store
     store.directory.mkdir(parents=True)
     store.path("memory").write_text(" alpha \n§\n\n§\nbeta\n§\nalpha\n", encoding="utf-8")
     result = store.repair("memory")
@@ -143,7 +157,8 @@ def test_repair_rewrites_canonically_after_a_backup(store: MemoryStore) -> None:
 # -- durability ----------------------------------------------------------------------------
 
 
-def test_files_are_private_and_no_temp_files_remain(store: MemoryStore) -> None:
+def test_files_are_private_and_no_temp_files_remain(file_store: MemoryStore) -> None:
+    store = file_store
     add(store, "alpha", "beta")
     store.call({"action": "remove", "old_text": "alpha"}, MemoryTurn())
     assert stat.S_IMODE(store.path("memory").stat().st_mode) == 0o600
@@ -156,8 +171,8 @@ def test_files_are_private_and_no_temp_files_remain(store: MemoryStore) -> None:
 # -- people and scope ----------------------------------------------------------------------
 
 
-def test_each_person_has_a_separate_store(tmp_path: Path) -> None:
-    stores = MemoryStores(tmp_path / "memories")
+def test_each_person_has_a_separate_store(storage: Storage) -> None:
+    stores = storage.memory_stores()
     alice, bob = stores.for_person("telegram-1"), stores.for_person("discord-2")
     alice.call({"action": "add", "target": "user", "content": "Alice likes tea"}, MemoryTurn())
     assert bob.entries("user") == []
@@ -171,7 +186,9 @@ def test_unsafe_person_ids_are_refused(tmp_path: Path, person: str) -> None:
         MemoryStores(tmp_path).for_person(person)
 
 
-def test_shared_scope_maps_everyone_to_one_store(tmp_path: Path) -> None:
-    stores = MemoryStores(tmp_path / "memories", scope="shared")
-    assert stores.for_person("telegram-1").directory == stores.for_person("discord-2").directory
-    assert stores.for_person("telegram-1").directory.name == "shared"
+def test_shared_scope_maps_everyone_to_one_store(storage: Storage) -> None:
+    stores = storage.memory_stores(scope="shared")
+    one, other = stores.for_person("telegram-1"), stores.for_person("discord-2")
+    assert one.documents.where == other.documents.where and one.person == "shared"
+    add(one, "the team deploys on Fridays")
+    assert other.entries("memory") == ["the team deploys on Fridays"]

@@ -1,4 +1,6 @@
-"""``SkillStore`` on real files: listing and problems, the index, reads and writes."""
+"""``SkillStore``: listing and problems, the index, reads and writes; on both backends
+(``store``: real files, PostgreSQL), and what only files have (symlinks, fifos, a missing or
+odd root) on files (``file_store``)."""
 
 from __future__ import annotations
 
@@ -8,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from memory.skills import DocumentTree
 from memory.skills.store import INDEX_INSTRUCTION, SkillChange, SkillError, SkillProblem, SkillStore
-from tests.memory.skills.helpers import INJECTION, put, put_skill, skill_md
+from tests.memory.skills.helpers import INJECTION, files, put, put_skill, remove, skill_md
 
 
 def problems_by_path(store: SkillStore) -> dict[str, str]:
@@ -19,13 +22,13 @@ def problems_by_path(store: SkillStore) -> dict[str, str]:
 # -- listing ------------------------------------------------------------------------------
 
 
-def test_lists_skills_at_the_root_and_in_categories_sorted(root: Path, store: SkillStore) -> None:
-    put_skill(root, "zeta")
-    put_skill(root, "deploy-app", "devops", description="Deploy the app")
-    put_skill(root, "alpha")
-    put_skill(root, "backup", "devops")
+def test_lists_skills_at_the_root_and_in_categories_sorted(store: SkillStore) -> None:
+    put_skill(store, "zeta")
+    put_skill(store, "deploy-app", "devops", description="Deploy the app")
+    put_skill(store, "alpha")
+    put_skill(store, "backup", "devops")
     put(
-        root,
+        store,
         "tagged/SKILL.md",
         '---\nname: tagged\ndescription: d\ntags: [a]\nversion: "2"\nplatforms: [linux]\n---\n',
     )
@@ -41,7 +44,8 @@ def test_lists_skills_at_the_root_and_in_categories_sorted(root: Path, store: Sk
     deploy = store.get("deploy-app")
     assert deploy is not None
     assert deploy.description == "Deploy the app"
-    assert deploy.directory == root / "devops" / "deploy-app"
+    assert deploy.rel == "devops/deploy-app"
+    assert deploy.location == store.tree.location("devops/deploy-app")
     tagged = store.get("tagged")
     assert tagged is not None
     assert (tagged.tags, tagged.version, tagged.platforms) == (("a",), "2", ("linux",))
@@ -65,10 +69,13 @@ def test_lists_skills_at_the_root_and_in_categories_sorted(root: Path, store: Sk
     ],
 )
 def test_an_invalid_skill_is_reported_and_not_loaded(
-    root: Path, store: SkillStore, rel: str, text: str | bytes, reason: str
+    store: SkillStore, rel: str, text: str | bytes, reason: str
 ) -> None:
-    put_skill(root, "good")
-    put(root, rel, text)
+    if isinstance(text, bytes) and isinstance(store.tree, DocumentTree):
+        text = text.decode("latin-1")  # PostgreSQL keeps text: the same invalid front matter
+        reason = "not valid YAML"
+    put_skill(store, "good")
+    put(store, rel, text)
     skills, problems = store.scan()
     assert [s.name for s in skills] == ["good"]
     (problem,) = problems
@@ -77,15 +84,16 @@ def test_an_invalid_skill_is_reported_and_not_loaded(
     assert store.index().count("\n") == 1  # instruction + the one good skill
 
 
-def test_skill_md_at_exactly_the_limit_loads(root: Path, store: SkillStore) -> None:
+def test_skill_md_at_exactly_the_limit_loads(store: SkillStore) -> None:
     head = skill_md("big", body="")
-    put(root, "big/SKILL.md", head + "x" * (100_000 - len(head)))
+    put(store, "big/SKILL.md", head + "x" * (100_000 - len(head)))
     assert [s.name for s in store.scan()[0]] == ["big"]
 
 
 def test_layout_problems_are_reported_and_dot_entries_ignored(
-    root: Path, store: SkillStore, tmp_path: Path
+    root: Path, file_store: SkillStore, tmp_path: Path
 ) -> None:
+    store = file_store
     put_skill(root, "good", "cat")
     put(root, "README.md", "hello")
     put(root, "cat/notes.txt", "stray")
@@ -114,10 +122,10 @@ def test_layout_problems_are_reported_and_dot_entries_ignored(
     assert [s.name for s in store.scan()[0]] == ["good"]
 
 
-def test_a_name_used_twice_loads_neither(root: Path, store: SkillStore) -> None:
-    put_skill(root, "twin", "a")
-    put_skill(root, "twin", "b")
-    put_skill(root, "solo")
+def test_a_name_used_twice_loads_neither(store: SkillStore) -> None:
+    put_skill(store, "twin", "a")
+    put_skill(store, "twin", "b")
+    put_skill(store, "solo")
     skills, problems = store.scan()
     assert [s.name for s in skills] == ["solo"]
     assert sorted(p.path for p in problems) == ["a/twin", "b/twin"]
@@ -125,9 +133,9 @@ def test_a_name_used_twice_loads_neither(root: Path, store: SkillStore) -> None:
         store.view("twin")
 
 
-def test_a_blocked_description_is_kept_out_of_the_index(root: Path, store: SkillStore) -> None:
-    put_skill(root, "evil", description=INJECTION)
-    put_skill(root, "good")
+def test_a_blocked_description_is_kept_out_of_the_index(store: SkillStore) -> None:
+    put_skill(store, "evil", description=INJECTION)
+    put_skill(store, "good")
     assert problems_by_path(store)["evil"].startswith(
         "the description is blocked by the injection scanner (ignore-instructions"
     )
@@ -135,7 +143,8 @@ def test_a_blocked_description_is_kept_out_of_the_index(root: Path, store: Skill
     assert INJECTION not in repr(store.scan())
 
 
-def test_reading_never_creates_the_root(root: Path, store: SkillStore) -> None:
+def test_reading_never_creates_the_root(root: Path, file_store: SkillStore) -> None:
+    store = file_store
     assert store.scan() == ([], [])
     assert store.index() == ""
     assert store.check() == []
@@ -150,7 +159,8 @@ def test_reading_never_creates_the_root(root: Path, store: SkillStore) -> None:
     assert not root.exists()
 
 
-def test_a_root_that_is_a_file_is_a_problem_not_a_crash(root: Path, store: SkillStore) -> None:
+def test_a_root_that_is_a_file_is_a_problem_not_a_crash(root: Path, file_store: SkillStore) -> None:
+    store = file_store
     root.write_text("oops")
     assert store.scan() == ([], [SkillProblem(".", "the skills root is not a folder")])
     assert store.index() == ""
@@ -182,13 +192,11 @@ def test_index_is_sorted_grouped_and_deterministic(tmp_path: Path) -> None:
 # -- reading ------------------------------------------------------------------------------
 
 
-def test_view_lists_support_files_and_body_drops_front_matter(
-    root: Path, store: SkillStore
-) -> None:
-    put_skill(root, "deploy", body="1. Build\n2. Ship\n")
-    put(root, "deploy/references/api.md", "API notes\n")
-    put(root, "deploy/scripts/run.sh", "echo hi\n")
-    put(root, "deploy/notes.txt", "not a support file")
+def test_view_lists_support_files_and_body_drops_front_matter(store: SkillStore) -> None:
+    put_skill(store, "deploy", body="1. Build\n2. Ship\n")
+    put(store, "deploy/references/api.md", "API notes\n")
+    put(store, "deploy/scripts/run.sh", "echo hi\n")
+    put(store, "deploy/notes.txt", "not a support file")
     view = store.view("deploy")
     assert view.startswith(skill_md("deploy", body="1. Build\n2. Ship"))
     assert view.endswith("file_path):]\n- references/api.md\n- scripts/run.sh")
@@ -197,7 +205,7 @@ def test_view_lists_support_files_and_body_drops_front_matter(
     assert store.body("deploy") == "1. Build\n2. Ship"
     with pytest.raises(SkillError, match=r"does not exist\. Support files of deploy: refer"):
         store.view("deploy", "references/nope.md")
-    put(root, "deploy/references/sub/deep.md", "deep")
+    put(store, "deploy/references/sub/deep.md", "deep")
     assert store.view("deploy", "references/sub/deep.md") == "deep"
     with pytest.raises(SkillError, match="is a folder"):
         store.view("deploy", "references/sub")
@@ -205,9 +213,9 @@ def test_view_lists_support_files_and_body_drops_front_matter(
         store.view("deploy", "scripts/run.sh/x")
 
 
-def test_view_refuses_blocked_text_unless_an_operator_asks(root: Path, store: SkillStore) -> None:
-    put_skill(root, "evil", body=INJECTION + "\n")
-    put(root, "evil/references/r.md", INJECTION)
+def test_view_refuses_blocked_text_unless_an_operator_asks(store: SkillStore) -> None:
+    put_skill(store, "evil", body=INJECTION + "\n")
+    put(store, "evil/references/r.md", INJECTION)
     calls: tuple[Callable[[], str], ...] = (
         lambda: store.view("evil"),
         lambda: store.body("evil"),
@@ -222,14 +230,14 @@ def test_view_refuses_blocked_text_unless_an_operator_asks(root: Path, store: Sk
     assert store.view("evil", "references/r.md", screened=False) == INJECTION
 
 
-def test_support_file_size_limit_on_read(root: Path, store: SkillStore) -> None:
-    put_skill(root, "s")
-    put(root, "s/references/exact.md", "x" * (1024 * 1024))
-    put(root, "s/references/over.md", "x" * (1024 * 1024 + 1))
+def test_support_file_size_limit_on_read(store: SkillStore) -> None:
+    put_skill(store, "s")
+    put(store, "s/references/exact.md", "x" * (1024 * 1024))
+    put(store, "s/references/over.md", "x" * (1024 * 1024 + 1))
     assert len(store.view("s", "references/exact.md", screened=False)) == 1024 * 1024
     with pytest.raises(SkillError, match="1,048,577 bytes; support files are limited to 1 MiB"):
         store.view("s", "references/over.md")
-    (root / "s/references/exact.md").unlink()  # check() would scan it: seconds per MiB
+    remove(store, "s/references/exact.md")  # check() would scan it: seconds per MiB
     found = {p.path: p.reason for p in store.check()}
     assert "1,048,577 bytes" in found["s/references/over.md"]
 
@@ -246,22 +254,21 @@ def outside(tmp_path: Path) -> Path:
 
 
 @pytest.mark.parametrize("path", ["../x", "/etc/passwd", "references/../../x", "../../outside"])
-def test_traversal_is_refused_for_read_write_and_remove(
-    root: Path, store: SkillStore, path: str
-) -> None:
-    put_skill(root, "s")
+def test_traversal_is_refused_for_read_write_and_remove(store: SkillStore, path: str) -> None:
+    put_skill(store, "s")
     with pytest.raises(SkillError):
         store.view("s", path)
     with pytest.raises(SkillError):
         store.apply(SkillChange("write_file", "s", "data", file_path=path))
     with pytest.raises(SkillError):
         store.apply(SkillChange("remove_file", "s", file_path=path))
-    assert sorted(p.name for p in (root / "s").iterdir()) == ["SKILL.md"]
+    assert list(files(store)) == ["s/SKILL.md"]
 
 
 def test_a_symlinked_references_folder_is_refused(
-    root: Path, store: SkillStore, outside: Path
+    root: Path, file_store: SkillStore, outside: Path
 ) -> None:
+    store = file_store
     put_skill(root, "s")
     (root / "s" / "references").symlink_to(outside.parent, target_is_directory=True)
     with pytest.raises(SkillError, match="symbolic link") as info:
@@ -277,7 +284,10 @@ def test_a_symlinked_references_folder_is_refused(
     assert "symbolic link" in {p.path: p.reason for p in store.check()}["s/references"]
 
 
-def test_a_symlinked_support_file_is_refused(root: Path, store: SkillStore, outside: Path) -> None:
+def test_a_symlinked_support_file_is_refused(
+    root: Path, file_store: SkillStore, outside: Path
+) -> None:
+    store = file_store
     put_skill(root, "s")
     (root / "s" / "references").mkdir()
     (root / "s" / "references" / "leak.md").symlink_to(outside)
@@ -289,8 +299,9 @@ def test_a_symlinked_support_file_is_refused(root: Path, store: SkillStore, outs
 
 
 def test_a_symlinked_skill_md_is_not_loaded_read_or_written(
-    root: Path, store: SkillStore, tmp_path: Path
+    root: Path, file_store: SkillStore, tmp_path: Path
 ) -> None:
+    store = file_store
     target = put(tmp_path, "elsewhere/SKILL.md", skill_md("linked"))
     (root / "linked").mkdir(parents=True)
     (root / "linked" / "SKILL.md").symlink_to(target)
@@ -305,8 +316,9 @@ def test_a_symlinked_skill_md_is_not_loaded_read_or_written(
 
 
 def test_a_symlinked_skill_or_category_folder_is_refused(
-    root: Path, store: SkillStore, tmp_path: Path
+    root: Path, file_store: SkillStore, tmp_path: Path
 ) -> None:
+    store = file_store
     real = put_skill(tmp_path / "real", "away")
     root.mkdir()
     (root / "away").symlink_to(real, target_is_directory=True)

@@ -1,0 +1,165 @@
+"""Where a gateway's state lives, opened once for a process (``storage.backend``).
+
+``sqlite`` (the default): the archive and the delivery ledger in ``<home>/state.db``,
+curated memory under ``memories/``, skills under ``skills/``, pairing in ``pairing.json``:
+one home folder, one ``mnemo run``.
+
+``postgres``: all of it in the database that ``storage.postgres.dsn_env`` names, so that
+several replicas serve the same bots: the archive and the ledger on one asyncpg pool (the
+archive's own; the ledger's rows know their replica, ``gateway.ledger_postgres``), curated
+memory, pairing and skills on a psycopg pool (``memory.documents.postgres``: those stores
+are synchronous and run in worker threads). The connection string comes from the
+environment and is never logged; a database that does not answer stops the command with
+one line that names the variable, not its value.
+
+``open_storage`` is an async context manager: what it opened is closed in reverse order
+however the block ends.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import contextlib
+import functools
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from gateway.auth import PairingStore
+from gateway.config import Config, ConfigError, Paths, memory_stores
+from gateway.ledger import DeliveryLedger
+from memory.archive import Archive, ArchiveStore
+from memory.curated import MemoryStores
+from memory.skills import DocumentTree, SkillStore
+
+if TYPE_CHECKING:
+    from memory.documents.postgres import PgStores
+
+__all__ = ["Storage", "open_archive", "open_storage", "shared_documents"]
+
+
+@dataclass(slots=True)
+class Storage:
+    backend: Literal["sqlite", "postgres"]
+    archive: ArchiveStore
+    stores: MemoryStores
+    pairing: PairingStore
+    skills: SkillStore | None  # None: skills are off
+    ledger: DeliveryLedger | None = None  # None: the archive's own (SQLite)
+
+
+@contextlib.asynccontextmanager
+async def open_storage(
+    paths: Paths,
+    config: Config,
+    environ: Mapping[str, str],
+    *,
+    clock: Callable[[], float] = time.time,
+) -> AsyncIterator[Storage]:
+    """Open every store ``config.storage`` names; ``ConfigError`` when PostgreSQL cannot be
+    reached (one line, without the connection string)."""
+    if config.storage.backend == "sqlite":
+        async with await Archive.open(paths.state_db) as archive:
+            yield Storage(
+                "sqlite",
+                archive,
+                memory_stores(paths, config),
+                PairingStore(paths.home / "pairing.json", clock=clock),
+                SkillStore(paths.skills) if config.skills.enabled else None,
+            )
+        return
+    async with contextlib.AsyncExitStack() as opened:
+        yield await _postgres(opened, config, environ, clock)
+
+
+async def _postgres(
+    opened: contextlib.AsyncExitStack,
+    config: Config,
+    environ: Mapping[str, str],
+    clock: Callable[[], float],
+) -> Storage:
+    # the drivers are an extra: a SQLite gateway never imports them
+    from gateway.ledger_postgres import PgLedger  # noqa: PLC0415
+    from memory.archive.postgres import PgArchive  # noqa: PLC0415
+    from memory.documents.postgres import PgStores, open_pool  # noqa: PLC0415
+
+    section = config.storage.postgres
+    dsn = environ.get(section.dsn_env, "").strip()
+    if not dsn:
+        raise ConfigError([f"storage.backend is postgres but {section.dsn_env} is not set"])
+    try:
+        archive = await PgArchive.open(dsn, max_size=section.pool_size)
+    except Exception as exc:  # the message may quote the DSN: name the variable instead
+        raise ConfigError(
+            [f"storage: PostgreSQL at {section.dsn_env} did not answer ({type(exc).__name__})"]
+        ) from None
+    opened.push_async_callback(archive.close)
+    ledger = await PgLedger(archive.pool, dead_after_s=section.dead_after_s).open()
+    pool = await asyncio.to_thread(open_pool, dsn, max_size=section.pool_size)
+    opened.callback(pool.close)
+    stores = await asyncio.to_thread(PgStores, pool)
+    memory = memory_stores(stores.memory(), config)
+    skills = SkillStore(DocumentTree(stores.skills())) if config.skills.enabled else None
+    return Storage(
+        "postgres", archive, memory, PairingStore(stores.pairing(), clock=clock), skills, ledger
+    )
+
+
+# -- the operator's commands --------------------------------------------------------------
+
+
+def shared_documents(config: Config, environ: Mapping[str, str]) -> PgStores | None:
+    """For a command of one short process (``mnemo memory``, ``pairing``, ``skills``): the
+    PostgreSQL stores when ``storage.backend`` is postgres, opened once and closed at exit;
+    None on SQLite (the home folder's files). ``ConfigError`` names the variable when the
+    database cannot be reached."""
+    if config.storage.backend != "postgres":
+        return None
+    section = config.storage.postgres
+    return _documents(section.dsn_env, environ.get(section.dsn_env, "").strip())
+
+
+@functools.cache
+def _documents(variable: str, dsn: str) -> PgStores:
+    from memory.documents.postgres import PgStores, open_pool  # noqa: PLC0415
+
+    if not dsn:
+        raise ConfigError([f"storage.backend is postgres but {variable} is not set"])
+    try:
+        import psycopg  # noqa: PLC0415
+
+        psycopg.connect(dsn, connect_timeout=5).close()  # a refusal fails at once, not in 5 s
+        pool = open_pool(dsn, max_size=2, timeout_s=5)
+    except Exception as exc:  # the message may quote the DSN
+        raise ConfigError(
+            [f"storage: PostgreSQL at {variable} did not answer ({type(exc).__name__})"]
+        ) from None
+    atexit.register(pool.close)
+    return PgStores(pool)
+
+
+@contextlib.asynccontextmanager
+async def open_archive(
+    paths: Paths, config: Config, environ: Mapping[str, str]
+) -> AsyncIterator[ArchiveStore]:
+    """The archive alone, on the configured backend (``mnemo sessions``)."""
+    if config.storage.backend == "sqlite":
+        async with await Archive.open(paths.state_db) as archive:
+            yield archive
+        return
+    from memory.archive.postgres import PgArchive  # noqa: PLC0415
+
+    section = config.storage.postgres
+    dsn = environ.get(section.dsn_env, "").strip()
+    if not dsn:
+        raise ConfigError([f"storage.backend is postgres but {section.dsn_env} is not set"])
+    try:
+        pg = await PgArchive.open(dsn, max_size=2)
+    except Exception as exc:
+        raise ConfigError(
+            [f"storage: PostgreSQL at {section.dsn_env} did not answer ({type(exc).__name__})"]
+        ) from None
+    async with pg:
+        yield pg

@@ -1,0 +1,68 @@
+"""The archive on both backends, for tests anywhere in the tree: the ``backend`` and
+``archive_store`` fixtures (``tests/conftest.py`` registers them) give a real SQLite file or a
+real PostgreSQL schema (``tests.services.postgres_dsn``, skipped where PostgreSQL does not
+answer), so one set of behavioural tests holds both to the same contract
+(``memory.archive.store``); ``searcher_of`` and ``indexes_of`` give the searcher each
+backend's callers would build. (Not ``store``: that names a memory or skill store in many
+tests.)"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pytest
+
+from memory.archive.database import Archive
+from memory.archive.indexes import LIKE_SCAN_ROWS, Indexes
+from memory.archive.search import Searcher
+from memory.archive.store import ArchiveStore, SearchIndexes, SessionSearch
+
+if TYPE_CHECKING:
+    from memory.archive.postgres import PgArchive, PgIndexes
+
+__all__ = ["archive_store", "backend", "indexes_of", "searcher_of"]
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def backend(request: pytest.FixtureRequest) -> str | None:
+    """None for SQLite; for PostgreSQL the DSN of a fresh schema (or the test skips)."""
+    if request.param == "sqlite":
+        return None
+    dsn: str = request.getfixturevalue("postgres_dsn")
+    return dsn
+
+
+@pytest.fixture
+async def archive_store(backend: str | None, tmp_path: Path) -> AsyncIterator[ArchiveStore]:
+    """An empty archive on each backend."""
+    if backend is None:
+        async with await Archive.open(tmp_path / "state.db") as archive:
+            yield archive
+        return
+    from memory.archive.postgres import PgArchive
+
+    async with await PgArchive.open(backend) as pg:
+        yield pg
+
+
+def indexes_of(archive: ArchiveStore, **options: Any) -> SearchIndexes:
+    """The backend's own index reads for a ``Searcher``, with these options."""
+    return archive.search_indexes(
+        like_scan_rows=options.get("like_scan_rows", LIKE_SCAN_ROWS),
+        cjk_index=options.get("cjk_index", True),
+    )
+
+
+def searcher_of(archive: ArchiveStore, **options: Any) -> Searcher:
+    """The archive's searcher: SQLite's indexes or PostgreSQL's under the same ``Searcher``."""
+    return Searcher(archive, indexes=indexes_of(archive, **options), **options)
+
+
+def _both_satisfy_the_seam(
+    archive: Archive, pg: PgArchive, search: Searcher, indexes: Indexes, pg_indexes: PgIndexes
+) -> tuple[ArchiveStore, ArchiveStore, SessionSearch, SearchIndexes, SearchIndexes]:
+    """Never called: mypy proves here that both backends (and the one ``Searcher``) are what
+    ``memory.archive.store`` says the callers may rely on."""
+    return archive, pg, search, indexes, pg_indexes

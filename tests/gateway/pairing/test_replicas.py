@@ -1,0 +1,86 @@
+"""Pairing shared by replicas on PostgreSQL (gateway/pairing/store.py over
+memory/documents/postgres.py): what an admin decides on one replica is what every other
+replica's choke point answers at once, and a block outlives every replica. Real PostgreSQL;
+each replica has a pool of its own."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
+
+from adapters import Identity, InboundMessage
+from gateway.auth import Access, Auth
+from gateway.pairing import PairingStore
+from memory.documents.postgres import PgStores
+
+Opener = Callable[[], PgStores]
+
+
+def replica(open_stores: Opener) -> PairingStore:
+    return PairingStore(open_stores().documents("pairing"))
+
+
+def dm(user: str) -> InboundMessage:
+    return InboundMessage(
+        platform="telegram", chat_id=user, chat_type="dm",
+        sender=Identity("telegram", user, "Ada"), text="hi", message_id="1",
+        timestamp=datetime(2026, 1, 1, tzinfo=UTC),
+    )  # fmt: skip
+
+
+def test_approve_deny_and_block_are_seen_by_the_other_replica_at_once(
+    pg_stores_factory: Opener,
+) -> None:
+    left, right = replica(pg_stores_factory), replica(pg_stores_factory)
+    gate = Auth(Access(), right)  # right's choke point; decisions are made on left
+    asked = right.request("telegram:7", "Ada", "7")
+    assert asked is not None and not right.approved("telegram:7")
+    assert gate.check(dm("7")).action != "allow"
+    assert left.approve(asked.code) == "telegram:7"
+    assert right.approved("telegram:7") and gate.check(dm("7")).action == "allow"
+    assert right.take_welcomes({"telegram"}) == [("telegram:7", "7")]
+    assert left.take_welcomes({"telegram"}) == []  # told once, by whichever replica took it
+
+    other = left.request("telegram:8", "Bo", "8")
+    assert other is not None
+    again = right.request("telegram:8", "Bo", "8")  # right sees the code left issued
+    assert again is not None and again.code == other.code and not again.new
+    assert right.deny(other.code) == "telegram:8"
+    assert left.listing().pending == () and left.approve(other.code) is None
+
+    assert left.block("telegram:7")
+    assert right.blocked("telegram:7") and not right.approved("telegram:7")
+    verdict = gate.check(dm("7"))
+    assert verdict.action == "ignore" and verdict.reason == "blocked"
+    assert not right.block("telegram:7")  # blocked already, whichever replica asks
+
+
+def test_a_blocked_person_stays_blocked_after_every_replica_restarts(
+    pg_stores_factory: Opener,
+) -> None:
+    stores = pg_stores_factory()
+    first = PairingStore(stores.documents("pairing"))
+    offer = first.request("telegram:9", "Eve", "9")
+    assert offer is not None and first.approve(offer.code) == "telegram:9"
+    assert first.block("telegram:9")
+    stores.pool.close()  # the replica is gone
+    reopened = replica(pg_stores_factory)
+    assert reopened.blocked("telegram:9") and not reopened.approved("telegram:9")
+    assert reopened.listing().blocked == ("telegram:9",)
+    gate = Auth(Access(allowed_users={"telegram": frozenset({"*"})}), reopened)
+    assert gate.check(dm("9")).action == "ignore"
+
+
+def test_strangers_on_two_replicas_at_once_all_get_their_codes(pg_stores_factory: Opener) -> None:
+    left, right = replica(pg_stores_factory), replica(pg_stores_factory)
+
+    def ask(store: PairingStore, n: int) -> str | None:
+        offer = store.request(f"telegram:{n}", f"person {n}", str(n))
+        return None if offer is None else offer.code
+
+    with ThreadPoolExecutor(max_workers=6) as pool:
+        jobs = [pool.submit(ask, (left, right)[n % 2], n) for n in range(30)]
+        codes = [job.result(timeout=60) for job in jobs]
+    listed = {p.who: p.code for p in left.listing().pending}
+    assert listed == {f"telegram:{n}": code for n, code in enumerate(codes)}

@@ -1,0 +1,88 @@
+"""Replicas sharing one PostgreSQL ledger: the chats of a replica that dies go on with the
+others — each update it left unanswered is told once that its answer was lost, each reply
+it stored but never sent is delivered (``gateway.replicas``, ``gateway.ledger_postgres``)."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import asyncpg
+import pytest
+
+from gateway.ledger import Inbound, Outgoing
+from gateway.ledger_postgres import PgLedger
+from gateway.replies import RESTARTED
+from memory.archive.database import Archive
+from tests.gateway.rig import Rig, config
+
+DEAD_AFTER_S = 0.6
+
+
+@pytest.fixture
+async def pool(postgres_dsn: str) -> AsyncIterator[asyncpg.Pool]:
+    async with asyncpg.create_pool(postgres_dsn, min_size=1, max_size=8) as opened:
+        yield opened
+
+
+async def _survivor(tmp_path: Path, name: str, pool: asyncpg.Pool) -> tuple[Rig, Archive]:
+    home = tmp_path / name
+    home.mkdir()
+    archive = await Archive.open(home / "state.db")
+    rig = Rig(home, archive, config())
+    ledger = await PgLedger(pool, dead_after_s=DEAD_AFTER_S).open()
+    rig.gateway = rig.build(ledger=ledger)
+    await rig.gateway.start()
+    return rig, archive
+
+
+async def test_a_killed_replicas_chats_are_taken_over_once(
+    tmp_path: Path, pool: asyncpg.Pool
+) -> None:
+    killed = await PgLedger(pool, dead_after_s=DEAD_AFTER_S).open()
+    cut = Inbound("telegram:1:77", "telegram:dm:1", "telegram", "1", None, "77", time.time())
+    assert await killed.accept(cut)
+    await killed.enqueue(Outgoing("telegram", "2", "the answer it never sent"))
+    # killed: no leave(), its heartbeat simply stops
+    survivors = [await _survivor(tmp_path, f"r{i}", pool) for i in range(2)]
+    try:
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            sent = [s for rig, _ in survivors for s in rig.adapter.sent]
+            if {s.message.chat_id for s in sent} >= {"1", "2"}:
+                break
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(DEAD_AFTER_S)  # more sweeps: nothing is handed over twice
+        sent = [s for rig, _ in survivors for s in rig.adapter.sent]
+        told = [s for s in sent if s.message.chat_id == "1"]
+        assert [s.message.text for s in told] == [RESTARTED]
+        assert told[0].message.reply_to_message_id == "77"
+        assert [s.message.text for s in sent if s.message.chat_id == "2"] == [
+            "the answer it never sent"
+        ]
+        watches = [rig.gateway.watch for rig, _ in survivors]
+        assert sum(w.taken_updates + w.taken_replies for w in watches if w) == 2
+    finally:
+        for rig, archive in survivors:
+            await rig.gateway.stop()
+            await archive.close()
+
+
+async def test_a_replica_that_stops_cleanly_leaves_nothing_to_take(
+    tmp_path: Path, pool: asyncpg.Pool
+) -> None:
+    (one, one_archive), (two, two_archive) = [
+        await _survivor(tmp_path, name, pool) for name in ("a", "b")
+    ]
+    try:
+        await one.gateway.stop()
+        live = await PgLedger(pool).live_replicas()
+        assert isinstance(two.gateway.ledger, PgLedger)
+        assert live == [two.gateway.ledger.replica]
+        assert await two.gateway.ledger.interrupted() == []
+    finally:
+        await two.gateway.stop()
+        await one_archive.close()
+        await two_archive.close()
