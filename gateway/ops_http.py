@@ -6,7 +6,7 @@ network, there is no authentication.
 
 - ``GET /healthz`` awaits the ``health`` callback, which answers ``(ok, lines)``: 200 with
   ``ok`` when ``ok`` is true, then the lines (what the gateway reports either way, e.g.
-  ``coordination: redis``); otherwise 503 with the lines, one per line (e.g. ``telegram:
+  ``storage: postgres``); otherwise 503 with the lines, one per line (e.g. ``telegram:
   disconnected``). A callback that raises or hangs past ``health_timeout`` is itself a
   reason — the endpoint answers, it never hangs a probe.
 - ``GET /metrics`` first awaits ``refresh`` (which samples queue depth, outbox backlog,

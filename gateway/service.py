@@ -19,7 +19,8 @@ Several replicas of one gateway agree through its ``coordinator`` (``gateway.coo
 by default one ``LocalCoordinator``: this process alone): the router takes each session's
 lease around its turns, intake claims each update once, the outbox shares flood waits,
 budget and pairing reminders are told once by them all.
-``/healthz`` names the backend and says whether it answers; its waits, lost leases and errors
+``/healthz`` names the storage and the coordination backends and says whether the latter
+answers; its waits, lost leases and errors
 go to the metrics. Whoever opened the coordinator closes it.
 
 ``start`` tells people whose turn a restart interrupted, delivers replies a restart left
@@ -85,12 +86,15 @@ class Gateway:
         clock: Callable[[], float] = time.time,
         ledger: DeliveryLedger | None = None,
         coordinator: Coordinator | None = None,
+        storage_backend: str = "sqlite",
     ) -> None:
         """``clock`` (unix time) measures budgets and what strangers are told of their code;
         ``ledger`` is a shared one when several replicas run (default: in the archive);
-        ``coordinator`` is shared with the other replicas (default: this process alone)."""
+        ``coordinator`` is shared with the other replicas (default: this process alone);
+        ``storage_backend`` names where the state lives, for ``/healthz``."""
         self.agent = agent
         self.metrics = metrics or Metrics(platforms=adapters, process=False)  # tests' default
+        self.storage_backend = storage_backend
         self.coordinator = coordinator or LocalCoordinator(events=self.metrics)
         if isinstance(self.coordinator.events, NoEvents):
             self.coordinator.events = self.metrics
@@ -303,18 +307,22 @@ class Gateway:
 
     async def health(self) -> tuple[bool, list[str]]:
         """``/healthz``: healthy while running with every adapter connected and the
-        coordination backend answering; the last line names that backend either way."""
-        reasons = []
+        coordination backend answering; the last two lines name the storage and the
+        coordination backends either way."""
+        problems = []
         closing = self.intake.closing
         if not self._running or closing:
-            reasons.append("gateway: not running" if not closing else "gateway: stopping")
+            problems.append("gateway: not running" if not closing else "gateway: stopping")
         for name, adapter in self.adapters.items():
             if not adapter.connected:
-                reasons.append(f"{name}: not connected")
-        backend, answers = await self._coordination()
-        if answers is None:
-            return not reasons, [*reasons, f"coordination: {backend}"]
-        return False, [*reasons, f"coordination: {backend}: {answers}"]
+                problems.append(f"{name}: not connected")
+        backend, silent = await self._coordination()
+        if silent is not None:
+            problems.append(f"coordination: {backend}: {silent}")
+        backends = [f"storage: {self.storage_backend}"]
+        if silent is None:
+            backends.append(f"coordination: {backend}")
+        return not problems, [*problems, *backends]
 
     async def _coordination(self) -> tuple[str, str | None]:
         """The coordination backend's name, and why it does not answer (None: it does)."""

@@ -221,4 +221,5 @@ def build_gateway(
         clock=clock,
         ledger=ledger,
         coordinator=coordinator,
+        storage_backend="sqlite" if storage is None else storage.backend,
     )

@@ -240,7 +240,7 @@ async def test_run_on_redis_coordination_serves_and_reports_the_backend(
             async with http.get(f"http://{address[1]}/healthz") as response:
                 assert (response.status, await response.text()) == (
                     200,
-                    "ok\ncoordination: redis\n",
+                    "ok\nstorage: sqlite\ncoordination: redis\n",
                 )
             async with http.get(f"http://{address[1]}/metrics") as response:
                 metrics = await response.text()

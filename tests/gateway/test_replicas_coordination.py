@@ -96,7 +96,7 @@ async def test_a_flood_wait_one_replica_got_holds_for_the_other(pair: Pair) -> N
 
 async def test_health_and_metrics_report_the_backend(pair: Pair) -> None:
     gateway = pair.a.gateway
-    assert await gateway.health() == (True, ["coordination: redis"])
+    assert await gateway.health() == (True, ["storage: sqlite", "coordination: redis"])
     await gateway.refresh_metrics()
     assert gateway.metrics.value("mnemo_coordination_up", backend="redis") == 1
     await pair.a.adapter.say("hi", update_id="u1")
@@ -113,7 +113,10 @@ async def test_a_replica_whose_redis_is_gone_is_unhealthy(tmp_path: Path) -> Non
     try:
         ok, lines = await rig.gateway.health()
         assert not ok
-        assert lines == ["coordination: redis: Redis did not answer (ping: ConnectionError)"]
+        assert lines == [
+            "coordination: redis: Redis did not answer (ping: ConnectionError)",
+            "storage: sqlite",
+        ]
         await rig.gateway.refresh_metrics()
         assert rig.gateway.metrics.value("mnemo_coordination_up", backend="redis") == 0
         assert rig.gateway.metrics.value("mnemo_coordination_errors_total", op="ping") == 2
