@@ -6,10 +6,15 @@ In this order:
    bots and blocked people ignored silently. Nothing else runs for a message that fails here.
 2. **gate**: in a group the bot answers only when addressed (mention, reply, command),
    unless the platform's ``require_mention`` is off or the chat is a free-response chat.
-3. **deduplicate** (``gateway.ledger``): an update seen before is dropped, so a redelivery
-   after a restart never gets a second answer.
+3. **deduplicate**: with replicas (a shared ``gateway.coordination`` backend) the first to
+   ``claim`` the update's key takes it and the others drop it, so an update delivered to two
+   replicas yields one turn; then the ledger (``gateway.ledger``), the durable record: an
+   update seen before is dropped, so a redelivery after a restart never gets a second
+   answer. A claim the backend cannot answer lets the update through (counted): the ledger
+   still keeps this replica from answering twice.
 4. **pairing** (``gateway.pairing.notices``): a stranger is told their code once (then at
-   most a reminder every 10 minutes), and the admins hear of each new code, batched.
+   most a reminder every 10 minutes, across replicas), and the admins hear of each new
+   code, batched.
 5. **budget** (``gateway.limits``): a message that would start a turn past the person's
    turns-an-hour or tokens-a-day budget is answered with the limit, not run.
 6. **queue** (``gateway.router``) on the session key's lane (``gateway.turns`` runs it).
@@ -28,6 +33,7 @@ from collections.abc import Callable, Mapping
 from adapters.base import Adapter
 from adapters.messages import InboundMessage
 from gateway.auth import Auth
+from gateway.coordination import CLAIM_TTL_S, CoordinationError, Coordinator
 from gateway.ledger import DeliveryLedger, Inbound
 from gateway.limits import Budgets
 from gateway.metrics import Metrics
@@ -57,9 +63,11 @@ class Intake:
         metrics: Metrics,
         settings: Callable[[], GatewaySettings],
         early: EarlyRecall | None = None,
+        coordinator: Coordinator | None = None,
     ) -> None:
         """``settings`` is read on every message: a reload applies to the next one;
-        ``early`` starts the memory provider's prefetch as a message is queued."""
+        ``early`` starts the memory provider's prefetch as a message is queued;
+        ``coordinator`` (shared by replicas) claims each update once across them."""
         self.auth = auth
         self.adapters = adapters
         self.ledger = ledger
@@ -70,6 +78,7 @@ class Intake:
         self.metrics = metrics
         self._settings = settings
         self.early = early
+        self.coordinator = coordinator
         self.closing = False
 
     async def receive(self, message: InboundMessage) -> None:
@@ -85,14 +94,19 @@ class Intake:
         key = self.key(message)
         if self.closing:
             # acknowledged by the platform: keep it in the ledger so the next start tells them
+            # (unclaimed: a replica that is not stopping may still take it and answer)
             await self._accept(message, key)
+            return
+        if not await self._claim(message):
+            self.metrics.redelivery()
+            log.info("dropped update %s: another replica took it", message.dedup_key)
             return
         if not await self._accept(message, key):
             self.metrics.redelivery()
             log.info("dropped a redelivered update %s", message.dedup_key)
             return
         if verdict.action == "pair" and verdict.offer is not None:
-            text = self.pairing_desk.offer(message.sender, verdict.offer)
+            text = await self.pairing_desk.answer(message.sender, verdict.offer)
             if text is None:
                 await self._dismiss(message)
             await self.replies.answer_or_finish(message, key, text)
@@ -128,6 +142,17 @@ class Intake:
             return True
         policy = self._settings().platforms.get(message.platform, PlatformPolicy())
         return not policy.require_mention or message.chat_id in policy.free_response_chats
+
+    async def _claim(self, message: InboundMessage) -> bool:
+        """Whether this replica takes ``message`` (always, with no shared backend)."""
+        coordinator = self.coordinator
+        if coordinator is None or coordinator.backend == "local":
+            return True  # one process: the ledger alone deduplicates
+        try:
+            return await coordinator.claim(f"inbound:{message.dedup_key}", CLAIM_TTL_S)
+        except CoordinationError as exc:  # counted by the coordinator
+            log.warning("could not claim update %s, taking it: %s", message.dedup_key, exc)
+            return True
 
     async def _accept(self, message: InboundMessage, key: SessionKey) -> bool:
         return await self.ledger.accept(

@@ -15,6 +15,12 @@ is not archived as a turn (it would only push the limit further out), but it is 
 dropped silently either: it is answered, the first time with the limit and when it resets,
 then with at most a short reminder every ``REMIND_EVERY_S``; messages in between are
 recorded as handled in the delivery ledger and get no reply.
+
+With replicas (a shared ``gateway.coordination`` backend), the counts are the shared
+archive's, and what a person was told is shared too: a notice this process would give is
+given only if no replica spoke to them about that budget within ``remind_every_s`` (a
+``claim``), and it is the full explanation only for the first replica to tell that limit.
+A backend that does not answer leaves this process's own judgement.
 """
 
 from __future__ import annotations
@@ -29,6 +35,7 @@ from typing import Literal
 
 from adapters.messages import InboundMessage
 from gateway.commands import parse_command
+from gateway.coordination import CoordinationError, Coordinator
 from gateway.pairing import time_left
 from memory.archive import ArchiveStore
 
@@ -110,8 +117,11 @@ class Budgets:
         *,
         clock: Callable[[], float] = time.time,
         remind_every_s: float = REMIND_EVERY_S,
+        coordinator: Coordinator | None = None,
     ) -> None:
+        """``coordinator``: shared with other replicas, so a person is told once by them all."""
         self.archive = archive
+        self.coordinator = coordinator
         self._limits = limits
         self._clock = clock
         self.remind_every_s = remind_every_s
@@ -145,8 +155,29 @@ class Budgets:
             return None
         text = self.notice(person, over)
         if text is not None:
+            text = await self._shared(person, over, text)
+        if text is not None:
             log.info("%s is over the %s budget", message.sender.qualified, over.kind)
         return Refusal(over.kind, text)
+
+    async def _shared(self, person: str, over: Limited, text: str) -> str | None:
+        """``text`` as the replicas agree: None when one of them spoke to ``person`` about
+        this limit within ``remind_every_s``; the full text only from the first to tell."""
+        shared = self.coordinator
+        if shared is None or shared.backend == "local":
+            return text
+        about = f"{person}:{over.kind}"
+        now = self._clock()
+        try:
+            if not await shared.claim(f"budget-spoke:{about}", self.remind_every_s):
+                return None
+            told = f"budget-told:{about}:{over.resets_at:.0f}"  # this limit, until it resets
+            if await shared.claim(told, max(over.resets_at - now, 1.0)):
+                return _explanation(over, now)
+        except CoordinationError as exc:  # counted; our own judgement stands
+            log.debug("budget notice for %s not shared: %s", person, exc)
+            return text
+        return _reminder(over)
 
     async def check(self, person: str) -> Limited | None:
         """The budget ``person`` has used up, or None when they may start a turn."""
@@ -181,17 +212,8 @@ class Budgets:
             return None
         self._told[person] = (limited, now)
         if told is not None and told[0] == limited:
-            return f"Still over the limit: you can write again {_when(limited)}."
-        if limited.kind == "turns":
-            return (
-                f"You've reached this bot's limit of {limited.limit:,} messages an hour, so I"
-                f" haven't passed this one on. You can write again {_when(limited)}."
-            )
-        return (
-            f"You've used today's allowance of {limited.limit:,} model tokens on this bot, so"
-            f" I haven't passed this message on. It resets at midnight UTC"
-            f" (in {time_left(limited.resets_at - now)})."
-        )
+            return _reminder(limited)
+        return _explanation(limited, now)
 
     async def status(self, person: str, *, admin: bool) -> str:
         """One line for ``/status``: usage against the budgets."""
@@ -207,6 +229,23 @@ class Budgets:
             f"Limits: {turns} messages this hour, {tokens} model tokens today (UTC;"
             " the day resets at midnight)"
         )
+
+
+def _explanation(limited: Limited, now: float) -> str:
+    if limited.kind == "turns":
+        return (
+            f"You've reached this bot's limit of {limited.limit:,} messages an hour, so I"
+            f" haven't passed this one on. You can write again {_when(limited)}."
+        )
+    return (
+        f"You've used today's allowance of {limited.limit:,} model tokens on this bot, so"
+        f" I haven't passed this message on. It resets at midnight UTC"
+        f" (in {time_left(limited.resets_at - now)})."
+    )
+
+
+def _reminder(limited: Limited) -> str:
+    return f"Still over the limit: you can write again {_when(limited)}."
 
 
 def _when(limited: Limited) -> str:

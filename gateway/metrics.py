@@ -41,6 +41,10 @@ Metric names (counters get ``_total`` in the exposition)::
     mnemo_memory_chars_sum{file}
     mnemo_memory_stores
     mnemo_queue_depth  mnemo_outbox_pending  mnemo_archive_bytes  mnemo_live_sessions
+    mnemo_lease_wait_seconds                  histogram: waiting for a session's lease
+    mnemo_leases_lost_total                   leases lost while held (the turn was stopped)
+    mnemo_coordination_errors_total{op}       op: lease renew release claim hold count ping
+    mnemo_coordination_up{backend}            1: the backend answered at the last refresh
 
 ``cached`` tokens are the part of ``prompt`` tokens served from the provider's prompt cache
 (OpenAI counts them inside ``prompt_tokens``), so ``cached / prompt`` is the cache hit rate.
@@ -75,6 +79,8 @@ if TYPE_CHECKING:  # gateway.limits imports the commands; the metrics need only 
     from gateway.limits import LimitKind
 
 __all__ = [
+    "COORDINATION_OPS",
+    "LEASE_BUCKETS",
     "MEMORY_FILES",
     "PROVIDER_BUCKETS",
     "TURN_BUCKETS",
@@ -94,6 +100,9 @@ MEMORY_FILES: tuple[str, ...] = ("MEMORY.md", "USER.md")
 TURN_BUCKETS: tuple[float, ...] = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 30, 60, 120)
 #: A provider's prefetch has 300 ms by default; its other hooks run in the background.
 PROVIDER_BUCKETS: tuple[float, ...] = (0.01, 0.025, 0.05, 0.1, 0.2, 0.3, 0.5, 1, 2.5, 5, 10)
+#: Waiting for a lease: nothing (no contention), a poll or two, or another replica's turn.
+LEASE_BUCKETS: tuple[float, ...] = (0.001, 0.005, 0.02, 0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 30, 60)
+COORDINATION_OPS: tuple[str, ...] = ("lease", "renew", "release", "claim", "hold", "count", "ping")
 """Seconds: a command answers in milliseconds, a model turn in seconds, a tool-heavy one in a
 minute or two; past 120 s something is wrong, and ``+Inf`` shows it."""
 
@@ -279,6 +288,31 @@ class Metrics:
         self._live_sessions = Gauge(
             "mnemo_live_sessions", "Sessions with a live queue in this process.", registry=reg
         )
+        self._lease_wait = Histogram(
+            "mnemo_lease_wait_seconds",
+            "Time a turn waited for its session's lease (another replica or turn held it).",
+            buckets=LEASE_BUCKETS,
+            registry=reg,
+        )
+        self._leases_lost = Counter(
+            "mnemo_leases_lost",
+            "Leases lost while held (renewal failed or found another holder); the turn stopped.",
+            registry=reg,
+        )
+        self._coordination_errors = Counter(
+            "mnemo_coordination_errors",
+            "Coordination backend calls that failed, by operation.",
+            ["op"],
+            registry=reg,
+        )
+        self._coordination_up = Gauge(
+            "mnemo_coordination_up",
+            "1 when the coordination backend answered at the last refresh, else 0.",
+            ["backend"],
+            registry=reg,
+        )
+        for op in COORDINATION_OPS:
+            self._coordination_errors.labels(op=op)
         self._skipped = _Skipped()
         reg.register(self._skipped)
         self._refused = _Refused()
@@ -351,6 +385,25 @@ class Metrics:
     def limited(self, platform: str, limit: LimitKind) -> None:
         """A message not run: its sender was over the ``limit`` budget."""
         self._limited.labels(platform=platform, limit=limit).inc()
+
+    # -- coordination (gateway.coordination.CoordinationEvents) -------------------------------
+
+    @_never_raises
+    def lease_wait(self, seconds: float) -> None:
+        self._lease_wait.observe(_count(seconds))
+
+    @_never_raises
+    def lease_lost(self) -> None:
+        self._leases_lost.inc()
+
+    @_never_raises
+    def coordination_error(self, op: str) -> None:
+        self._coordination_errors.labels(op=op[:16]).inc()
+
+    @_never_raises
+    def set_coordination_up(self, backend: str, up: bool) -> None:
+        self._coordination_up.clear()
+        self._coordination_up.labels(backend=backend[:16]).set(1 if up else 0)
 
     def watch_skips(self, platform: str, source: SkipSource) -> None:
         """Export ``source.skipped`` (an adapter's: reason -> updates skipped since it was

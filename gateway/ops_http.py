@@ -4,10 +4,11 @@ Off by default; ``ops.http.listen: 127.0.0.1:9464`` turns it on. It is meant for
 Prometheus, a Docker ``HEALTHCHECK`` or a load balancer — bind it to loopback or a private
 network, there is no authentication.
 
-- ``GET /healthz`` awaits the ``health`` callback, which answers ``(ok, reasons)``: 200 with
-  ``ok`` when it is ``(True, [])``; otherwise 503 with the reasons, one per line (e.g.
-  ``telegram: disconnected``). A callback that raises or hangs past ``health_timeout`` is
-  itself a reason — the endpoint answers, it never hangs a probe.
+- ``GET /healthz`` awaits the ``health`` callback, which answers ``(ok, lines)``: 200 with
+  ``ok`` when ``ok`` is true, then the lines (what the gateway reports either way, e.g.
+  ``storage: postgres``); otherwise 503 with the lines, one per line (e.g. ``telegram:
+  disconnected``). A callback that raises or hangs past ``health_timeout`` is itself a
+  reason — the endpoint answers, it never hangs a probe.
 - ``GET /metrics`` first awaits ``refresh`` (which samples queue depth, outbox backlog,
   archive size and memory usage into the gauges of ``Metrics``), bounded by
   ``refresh_timeout``; if it fails or times out the scrape still gets the last values and a
@@ -146,8 +147,8 @@ class OpsServer:
 
     async def _on_healthz(self, request: web.Request) -> web.Response:
         ok, reasons = await self._check_health()
-        if ok and not reasons:
-            return _text(200, "ok\n")
+        if ok:
+            return _text(200, "".join(f"{line}\n" for line in ["ok", *reasons]))
         lines = reasons or ["unhealthy"]
         return _text(503, "".join(f"{line}\n" for line in lines))
 

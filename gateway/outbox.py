@@ -5,7 +5,11 @@ done, in the same transaction), then sends it. What happens on a platform error 
 here, once for every platform, from the adapter's translated errors:
 
 - ``RateLimited``: wait ``retry_after`` — in the caller's task, so only that chat's lane
-  waits while every other chat carries on — and send the chunks not yet delivered.
+  waits while every other chat carries on — and send the chunks not yet delivered. With a
+  ``coordinator`` the wait is also recorded for the chat (``hold_until``) and every send,
+  on any replica, first sleeps out a hold there (``wait``): the platform limits the bot,
+  not one replica. A hold longer than ``max_retry_after_s`` leaves the reply pending, as a
+  long ``retry_after`` does; a backend that does not answer only costs the shared wait.
 - ``Unavailable``: back off with jitter (``backoff_s`` doubling up to ``max_backoff_s``),
   at most ``max_attempts`` times; then the reply stays pending for the next start (or the
   next ``flush``).
@@ -36,6 +40,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import random
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final, Literal
@@ -49,6 +54,7 @@ from adapters.base import (
     RateLimited,
 )
 from adapters.messages import OutboundMessage
+from gateway.coordination import CoordinationError, Coordinator
 from gateway.ledger import DeliveryLedger, OutboxRow, Outgoing
 
 __all__ = ["EDIT", "Delivery", "DeliveryPolicy", "Outbox"]
@@ -79,10 +85,13 @@ class Outbox:
         *,
         policy: DeliveryPolicy | None = None,
         max_chunks: int = 0,
+        coordinator: Coordinator | None = None,
     ) -> None:
         """``max_chunks``: at most this many messages per reply; past it the adapter sends
-        the first ones and the whole text as a file (``gateway.max_reply_messages``)."""
+        the first ones and the whole text as a file (``gateway.max_reply_messages``);
+        ``coordinator``: flood waits shared with the other replicas."""
         self.ledger = ledger
+        self.coordinator = coordinator
         self.adapters = adapters
         self.policy = policy or DeliveryPolicy()
         self.max_chunks = max_chunks
@@ -114,7 +123,10 @@ class Outbox:
             if done < total:  # the last one: mark_sent
                 await self.ledger.delivered(row.id, done)
 
+        scope = f"{row.platform}:{row.chat_id}"
         for _attempt in range(policy.max_attempts):
+            if not await self._flood_wait(scope, row.id):
+                return "pending"
             message = OutboundMessage(
                 platform=row.platform,
                 chat_id=row.chat_id,
@@ -151,6 +163,7 @@ class Outbox:
                         log.warning("%s: flood wait %.0fs; left pending", where, exc.retry_after)
                         return "pending"
                     delay = exc.retry_after  # in this chat's lane only
+                    await self._hold(scope, delay)
                 else:  # Unavailable, or an adapter's own transient error
                     delay = random.uniform(backoff / 2, backoff)  # noqa: S311 - jitter
                     backoff = min(backoff * 2, policy.max_backoff_s)
@@ -161,6 +174,30 @@ class Outbox:
             return "sent"
         log.warning("reply %d not delivered after %d attempts; kept", row.id, policy.max_attempts)
         return "pending"
+
+    async def _flood_wait(self, scope: str, row_id: int) -> bool:
+        """Sleep out a flood wait another replica recorded for ``scope``; False when it is
+        longer than ``max_retry_after_s`` (the reply stays pending)."""
+        if self.coordinator is None:
+            return True
+        try:
+            left = await self.coordinator.held_until(scope) - time.time()
+            if left > self.policy.max_retry_after_s:
+                log.warning("reply %d: %s flood wait %.0fs; left pending", row_id, scope, left)
+                return False
+            if left > 0:
+                await self.coordinator.wait(scope, max_s=self.policy.max_retry_after_s)
+        except CoordinationError as exc:  # counted; the platform's own 429 still protects
+            log.debug("reply %d: no shared flood wait for %s: %s", row_id, scope, exc)
+        return True
+
+    async def _hold(self, scope: str, seconds: float) -> None:
+        if self.coordinator is None:
+            return
+        try:
+            await self.coordinator.hold_until(scope, time.time() + seconds)
+        except CoordinationError as exc:
+            log.debug("could not share the flood wait of %s: %s", scope, exc)
 
     async def flush(self, platform: str | None = None) -> int:
         """Deliver every pending reply (chats concurrently, in order within a chat);

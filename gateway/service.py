@@ -15,6 +15,14 @@
 message stays archived, and they are told ``CANCELLED``); ``idle`` waits until that session
 has nothing queued or running.
 
+Several replicas of one gateway agree through its ``coordinator`` (``gateway.coordination``;
+by default one ``LocalCoordinator``: this process alone): the router takes each session's
+lease around its turns, intake claims each update once, the outbox shares flood waits,
+budget and pairing reminders are told once by them all.
+``/healthz`` names the storage and the coordination backends and says whether the latter
+answers; its waits, lost leases and errors
+go to the metrics. Whoever opened the coordinator closes it.
+
 ``start`` tells people whose turn a restart interrupted, delivers replies a restart left
 unsent, and starts the adapters; ``stop`` stops intake, lets running turns finish (bounded),
 awaits reviews and notices, flushes the outbox and closes the adapters. ``async with
@@ -39,6 +47,12 @@ from adapters.messages import InboundMessage
 from agent_core.agent import Agent
 from gateway.auth import Access, Auth
 from gateway.commands import COMMANDS, Commands
+from gateway.coordination import (
+    CoordinationError,
+    Coordinator,
+    LocalCoordinator,
+    NoEvents,
+)
 from gateway.intake import Intake
 from gateway.ledger import DeliveryLedger, Ledger
 from gateway.limits import Budgets
@@ -71,11 +85,19 @@ class Gateway:
         metrics: Metrics | None = None,
         clock: Callable[[], float] = time.time,
         ledger: DeliveryLedger | None = None,
+        coordinator: Coordinator | None = None,
+        storage_backend: str = "sqlite",
     ) -> None:
         """``clock`` (unix time) measures budgets and what strangers are told of their code;
-        ``ledger`` is a shared one when several replicas run (default: in the archive)."""
+        ``ledger`` is a shared one when several replicas run (default: in the archive);
+        ``coordinator`` is shared with the other replicas (default: this process alone);
+        ``storage_backend`` names where the state lives, for ``/healthz``."""
         self.agent = agent
         self.metrics = metrics or Metrics(platforms=adapters, process=False)  # tests' default
+        self.storage_backend = storage_backend
+        self.coordinator = coordinator or LocalCoordinator(events=self.metrics)
+        if isinstance(self.coordinator.events, NoEvents):
+            self.coordinator.events = self.metrics
         self.auth = auth
         self.adapters = dict(adapters)
         for name, adapter in self.adapters.items():  # read at scrape time
@@ -89,7 +111,10 @@ class Gateway:
             ledger = Ledger(agent.archive)
         self.ledger: DeliveryLedger = ledger
         self.outbox = Outbox(
-            self.ledger, self.adapters, max_chunks=self.settings.max_reply_messages
+            self.ledger,
+            self.adapters,
+            max_chunks=self.settings.max_reply_messages,
+            coordinator=self.coordinator,
         )
         self.replies = Replies(
             outbox=self.outbox,
@@ -101,13 +126,16 @@ class Gateway:
         self.sessions = Sessions(
             agent, idle_s=self.settings.idle_session_s, group_scope=self.settings.group_scope
         )
-        self.budgets = Budgets(agent.archive, self.settings.limits, clock=clock)
+        self.budgets = Budgets(
+            agent.archive, self.settings.limits, clock=clock, coordinator=self.coordinator
+        )
         self.pairing_desk = PairingDesk(
             auth.pairing,
             admins=lambda: self.auth.access.admins,
             platforms=self.adapters,
             post=self.replies.private,
             clock=clock,
+            coordinator=self.coordinator,
         )
         self.commands = Commands(
             archive=agent.archive,
@@ -140,6 +168,7 @@ class Gateway:
             self.turns.handle,
             max_concurrent=self.settings.max_concurrent_turns,
             on_cancel=self.turns.cancelled,
+            coordinator=self.coordinator,
         )
         self.intake = Intake(
             auth=auth,
@@ -152,6 +181,7 @@ class Gateway:
             metrics=self.metrics,
             settings=lambda: self.settings,
             early=self.early,
+            coordinator=self.coordinator,
         )
         self._running = False
         self._tasks: set[asyncio.Task[Any]] = set()
@@ -276,15 +306,34 @@ class Gateway:
         await self.stop()
 
     async def health(self) -> tuple[bool, list[str]]:
-        """``/healthz``: healthy while running with every adapter connected."""
-        reasons = []
+        """``/healthz``: healthy while running with every adapter connected and the
+        coordination backend answering; the last two lines name the storage and the
+        coordination backends either way."""
+        problems = []
         closing = self.intake.closing
         if not self._running or closing:
-            reasons.append("gateway: not running" if not closing else "gateway: stopping")
+            problems.append("gateway: not running" if not closing else "gateway: stopping")
         for name, adapter in self.adapters.items():
             if not adapter.connected:
-                reasons.append(f"{name}: not connected")
-        return not reasons, reasons
+                problems.append(f"{name}: not connected")
+        backend, silent = await self._coordination()
+        if silent is not None:
+            problems.append(f"coordination: {backend}: {silent}")
+        backends = [f"storage: {self.storage_backend}"]
+        if silent is None:
+            backends.append(f"coordination: {backend}")
+        return not problems, [*problems, *backends]
+
+    async def _coordination(self) -> tuple[str, str | None]:
+        """The coordination backend's name, and why it does not answer (None: it does)."""
+        backend = self.coordinator.backend
+        try:
+            await self.coordinator.ping()
+        except CoordinationError as exc:
+            self.metrics.set_coordination_up(backend, False)
+            return backend, str(exc).removeprefix("coordination: ")
+        self.metrics.set_coordination_up(backend, True)
+        return backend, None
 
     async def refresh_metrics(self) -> None:
         """Sample the gauges just before a scrape."""
@@ -294,6 +343,7 @@ class Gateway:
         metrics.set_outbox_pending((await self.ledger.counts()).get("pending", 0))
         metrics.set_archive_bytes(await self.agent.archive.size_bytes())
         metrics.set_memory(await asyncio.to_thread(memory_usage, self.agent.stores))
+        await self._coordination()  # mnemo_coordination_up
 
     def reload(self, access: Access, settings: GatewaySettings) -> None:
         """Take new allowlists, admins and group policies (SIGHUP); sessions, lanes and the

@@ -15,6 +15,7 @@ from agent_core.models.scripted import ScriptedModel, echo
 from agent_core.recall import Recall
 from gateway.auth import Access, Auth, PairingStore
 from gateway.config import Config, ConfigError, Paths, PlatformConfig, memory_stores
+from gateway.coordination import Coordinator
 from gateway.ledger import DeliveryLedger
 from gateway.limits import Limits
 from gateway.logs import redact
@@ -180,6 +181,7 @@ def build_gateway(
     settings: GatewaySettings | None = None,
     provider: Provider | None = None,
     ledger: DeliveryLedger | None = None,
+    coordinator: Coordinator | None = None,
 ) -> Gateway:
     """The whole gateway from one config: what `mnemo run` starts and what tests drive
     (``clock``, unix time: pairing codes, what strangers are told, budgets). Its state is
@@ -188,7 +190,9 @@ def build_gateway(
     and ``settings`` replace what the config says (``mnemo chat`` admits its console person
     and always tells of saved memory); ``provider`` is the memory provider beside the
     built-in memory, its calls counted in the gateway's metrics; ``ledger`` one shared by
-    replicas (default: the storage's, else the archive's)."""
+    replicas (default: the storage's, else the archive's); ``coordinator`` the backend
+    shared with other replicas (``gateway.coordination.open_coordinator``; default: this
+    process alone), its waits, lost leases and errors counted there too."""
     if storage is not None:
         archive, ledger = storage.archive, ledger or storage.ledger
     if archive is None:
@@ -216,4 +220,6 @@ def build_gateway(
         metrics=metrics,
         clock=clock,
         ledger=ledger,
+        coordinator=coordinator,
+        storage_backend="sqlite" if storage is None else storage.backend,
     )

@@ -14,6 +14,9 @@ Rows, in this order (each check is one or more rows ``check | result | detail``)
     archive   state.db opened and integrity-checked (memory.archive.database.Archive.check)
     memory    per person: blocked entries and drifted files (warnings: `mnemo memory scan`)
     skills    SkillStore.check problems (a warning: `mnemo skills check`)
+    provider  the memory provider memory.provider names: it starts and answers
+    coordination  the backend coordination.backend names: local, or Redis answering a PING
+              (its round trip and the namespace; the URL is never shown)
 
 Results are ``ok``, ``warn``, ``fail`` and ``skip`` (a disabled platform). The exit status is
 1 when any row failed, 0 otherwise: warnings need an operator's eye, not a restart.
@@ -126,6 +129,7 @@ async def run_checks(
         _guard("memory", asyncio.to_thread(check_memory, paths, config)),
         _guard("skills", asyncio.to_thread(check_skills, paths)),
         _guard("provider", check_provider(paths, config, environ, timeout_s)),
+        _guard("coordination", check_coordination(config, environ, timeout_s)),
     )
     return [row for group in groups for row in group]
 
@@ -176,6 +180,33 @@ async def check_model(config: Config, environ: Mapping[str, str], timeout_s: flo
             return [Check("model", "fail", f"{section.name} at {where}: {_error(exc)}")]
     elapsed = _ms(started)
     return [Check("model", "ok", f"{reply.model or section.name} answered in {elapsed} ({where})")]
+
+
+async def check_coordination(
+    config: Config, environ: Mapping[str, str], timeout_s: float
+) -> list[Check]:
+    from gateway.coordination import CoordinationUnavailable, open_coordinator
+
+    shared = config.coordination
+    if shared.backend == "local":
+        return [Check("coordination", "ok", "local: this process alone serves its bots")]
+    started = time.monotonic()
+    try:
+        async with asyncio.timeout(timeout_s):
+            coordinator = await open_coordinator(
+                "redis",
+                environ=environ,
+                redis_url_env=shared.redis_url_env,
+                namespace=shared.namespace,
+                lease_ttl_s=shared.lease_ttl_s,
+            )
+    except TimeoutError:
+        return [Check("coordination", "fail", f"redis: {_late(timeout_s)}")]
+    except CoordinationUnavailable as exc:  # one line that never holds the URL
+        return [Check("coordination", "fail", str(exc))]
+    await coordinator.aclose()
+    detail = f"redis answered in {_ms(started)} (namespace {shared.namespace!r})"
+    return [Check("coordination", "ok", detail)]
 
 
 async def check_platform(

@@ -5,8 +5,10 @@ URLs, ids, admin entries: ``gateway.config.checks``); ``check_environment`` find
 wrong *between* the file and the world: an enabled platform whose token variable is unset,
 no model endpoint, what the platform's own ``check`` finds (``gateway.platforms``: a
 webhook without a public URL or without its secret), an ``ops.http.listen`` the endpoint
-would refuse (``gateway.ops_http.parse_listen``). It returns one line per problem, naming keys and
-variable names but never a variable's value, so its output is safe to print and log.
+would refuse (``gateway.ops_http.parse_listen``), the redis coordination backend without
+its URL variable (whether Redis answers, ``mnemo run`` finds out before it connects). It
+returns one line per problem, naming keys and variable names but never a variable's value,
+so its output is safe to print and log.
 ``mnemo config check`` prints the lines; ``mnemo doctor`` runs the same function before its
 live checks.
 """
@@ -46,6 +48,12 @@ def check_environment(config: Config, environ: Mapping[str, str]) -> list[str]:
     problems += _storage(config, environ)
     for name in platforms:
         problems += PLATFORMS[name].check(getattr(config.platforms, name), environ)
+    coordination = config.coordination
+    if coordination.backend == "redis" and not environ.get(coordination.redis_url_env, "").strip():
+        problems.append(
+            f"coordination.backend is redis but {coordination.redis_url_env} is not set"
+            " (the Redis URL; set it in the environment, never in the file)"
+        )
     if config.ops.http.listen is not None:
         try:
             parse_listen(config.ops.http.listen)

@@ -13,6 +13,11 @@ calls deleteWebhook before its first getUpdates, since Telegram refuses getUpdat
 Conflict while a webhook is set. That removes the webhook for every replica: the others
 receive nothing until one of them starts again in webhook mode (setWebhook).
 
+With ``coordination.backend: redis`` (several replicas), the URL variable must be set (exit 2
+otherwise) and Redis must answer before anything connects: if it does not, one line says so
+(``mnemo: error: coordination.backend is redis but the Redis at MNEMO_REDIS_URL did not
+answer (ping: ConnectionError)``, never the URL) and the exit status is 1.
+
 Adapters are made from one table keyed by the YAML section name
 (``gateway.platforms.PLATFORMS``), so a new platform is one entry there and one config section.
 """
@@ -106,18 +111,28 @@ def _run(args: argparse.Namespace, paths: Paths, config: Config) -> int:
             parse_listen(config.ops.http.listen)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
+    shared = config.coordination
+    if shared.backend == "redis" and not environ.get(shared.redis_url_env, "").strip():
+        raise UsageError(f"coordination.backend is redis but {shared.redis_url_env} is not set")
     from gateway.wiring import build_model
 
     model = build_model(config, environ=environ)
     level = logging.DEBUG if args.verbose else getattr(logging, config.ops.log_level.upper())
     logs.install(secrets_of(config, environ), level=level, fmt=config.ops.log_format)
     try:
-        return asyncio.run(_serve(paths, config, adapters, model))
+        return asyncio.run(_serve(paths, config, adapters, model, environ))
     except KeyboardInterrupt:  # a second Ctrl-C during the drain
         return 130
 
 
-async def _serve(paths: Paths, config: Config, adapters: dict[str, Adapter], model: Any) -> int:
+async def _serve(
+    paths: Paths,
+    config: Config,
+    adapters: dict[str, Adapter],
+    model: Any,
+    environ: Mapping[str, str],
+) -> int:
+    from gateway.coordination import CoordinationUnavailable, open_coordinator
     from gateway.ops_http import OpsServer
     from gateway.provider import open_provider
     from gateway.storage import open_storage
@@ -143,10 +158,30 @@ async def _serve(paths: Paths, config: Config, adapters: dict[str, Adapter], mod
     loop.add_signal_handler(signal.SIGHUP, reload)
     failed: Exception | None = None
     # Each part entered once and left in reverse order, however the block ends: the model,
-    # the archive, the ops endpoint (up first: /healthz says 503 while the platforms
-    # connect), then the gateway (a start that fails stops what it started).
+    # the coordination backend, the storage, the ops endpoint (up first: /healthz says 503
+    # while the platforms connect), then the gateway (a start that fails stops what it
+    # started).
     async with contextlib.AsyncExitStack() as parts:
         parts.push_async_callback(close_model, model)
+        shared = config.coordination
+        try:
+            coordinator = await open_coordinator(
+                shared.backend,
+                environ=environ,
+                redis_url_env=shared.redis_url_env,
+                namespace=shared.namespace,
+                lease_ttl_s=shared.lease_ttl_s,
+            )
+        except CoordinationUnavailable as exc:  # one line, never the URL
+            print(f"mnemo: error: {exc}", file=sys.stderr)
+            return 1
+        parts.push_async_callback(coordinator.aclose)
+        if coordinator.backend == "redis":
+            log.info(
+                "coordinating with other replicas through the Redis at %s (namespace %r)",
+                shared.redis_url_env,
+                shared.namespace,
+            )
         storage = await parts.enter_async_context(open_storage(paths, config, os.environ))
         provider = await parts.enter_async_context(
             open_provider(config, archive=storage.archive, model=model)
@@ -158,6 +193,7 @@ async def _serve(paths: Paths, config: Config, adapters: dict[str, Adapter], mod
             model=model,
             adapters=adapters,
             provider=provider,
+            coordinator=coordinator,
         )
         try:
             if config.ops.http.listen:

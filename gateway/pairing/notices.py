@@ -5,6 +5,10 @@ the time it is valid for. While it waits, further messages get at most a short r
 every ``REMIND_EVERY_S`` ("your code … is still waiting for an admin, 43 minutes left");
 the rest get no reply. What a stranger is told never names anyone else.
 
+**Replicas.** With a shared ``gateway.coordination`` backend a reminder is sent only by the
+first replica to claim it in its ``REMIND_EVERY_S`` window (``PairingDesk.answer``); a new
+code is told by the one replica that issued it (the store decides).
+
 **Admins.** Each new code is announced to the admins in their private chat with the bot,
 on the platform the request came from (an admin listed for another platform cannot be
 reached there), with Approve / Deny buttons whose data is the command itself
@@ -31,6 +35,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from adapters.messages import Button, Identity, label
+from gateway.coordination import CoordinationError, Coordinator
 from gateway.ledger import OutboxKind
 from gateway.pairing.store import Listing, PairingOffer, PairingStore, PendingCode, time_left
 
@@ -231,10 +236,13 @@ class PairingDesk:
         platforms: Collection[str],
         post: Post,
         clock: Callable[[], float] = time.time,
+        coordinator: Coordinator | None = None,
     ) -> None:
         """``admins()``: the configured admins (``telegram:123``; re-read, SIGHUP may
-        change them); ``platforms``: those the gateway runs, where admins can be reached."""
+        change them); ``platforms``: those the gateway runs, where admins can be reached;
+        ``coordinator``: shared with other replicas, so reminders are too."""
         self._admins = admins
+        self._coordinator = coordinator
         self._platforms = platforms
         self.strangers = StrangerReplies(clock=clock)
         self.notices = AdminNotices(store=store, admins=self._admins_on, post=post)
@@ -264,6 +272,21 @@ class PairingDesk:
                 "" if told else f"; no admin on {sender.platform} to tell (see /pair list)",
             )
         return self.strangers.reply(sender.qualified, offer)
+
+    async def answer(self, sender: Identity, offer: PairingOffer) -> str | None:
+        """``offer``'s answer as the replicas agree: a reminder only from the first replica
+        to claim it in its window (a backend that does not answer: this one's own)."""
+        text = self.offer(sender, offer)
+        shared = self._coordinator
+        if text is None or shared is None or shared.backend == "local":
+            return text
+        window = f"pairing-remind:{sender.qualified}:{offer.code}"
+        try:
+            spoke = await shared.claim(window, self.strangers.remind_every_s)
+        except CoordinationError as exc:  # counted by the coordinator
+            log.debug("pairing reminder for %s not shared: %s", sender.qualified, exc)
+            return text
+        return text if spoke or offer.new else None  # a new code: told, the window starts
 
 
 def admin_notice(

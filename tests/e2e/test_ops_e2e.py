@@ -46,7 +46,7 @@ def samples(text: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
 async def test_metrics_move_after_a_turn(home: Path, driver: Driver, openai: FakeOpenAI) -> None:
     platform = driver.platform
     async with running(home, driver, openai) as stack, ops_for(stack.gateway) as base:
-        assert await get(f"{base}/healthz") == (200, "ok\n")
+        assert await get(f"{base}/healthz") == (200, "ok\nstorage: sqlite\ncoordination: local\n")
         await driver.dm(ALICE, "remember: likes rye bread")
         await driver.replies(driver.dm_chat(ALICE), 1)
         await driver.command(ALICE, "/status")
@@ -124,7 +124,10 @@ async def test_malformed_updates_are_skipped_counted_and_the_next_is_answered(
         expected = await driver.malformed(ALICE)
         await driver.dm(ALICE, "still there?")
         assert await driver.replies(chat, 1) == ["echo: still there?"]
-        assert await get(f"{base}/healthz") == (200, "ok\n")  # the platform never stopped
+        assert await get(f"{base}/healthz") == (
+            200,
+            "ok\nstorage: sqlite\ncoordination: local\n",
+        )  # the platform never stopped
         _status, text = await get(f"{base}/metrics")
     values = samples(text)
     for reason in ("unparsable", "unnormalisable"):

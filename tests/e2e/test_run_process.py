@@ -16,12 +16,14 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import pytest
 import yaml
 
 from tests import REPO_ROOT
 from tests.e2e.stack import ADMIN, ALICE, BOB, Driver
 from tests.fakes.openai_server import Dynamic, FakeOpenAI, Text
+from tests.services import RedisTarget
 
 ROOT = REPO_ROOT
 API_KEY = "sk-test-secret-api-key-0123456789"
@@ -59,12 +61,15 @@ class Process:
 
 
 @asynccontextmanager
-async def mnemo_run(home: Path, driver: Driver) -> AsyncIterator[Process]:
+async def mnemo_run(
+    home: Path, driver: Driver, extra_env: dict[str, str] | None = None
+) -> AsyncIterator[Process]:
     env = {
         **os.environ,
         "PYTHONPATH": str(ROOT),
         "OPENAI_API_KEY": API_KEY,
         f"{driver.platform.upper()}_BOT_TOKEN": driver.token,
+        **(extra_env or {}),
     }
     proc = await asyncio.create_subprocess_exec(
         sys.executable, "-m", "gateway", "--home", str(home), "run",
@@ -212,3 +217,37 @@ async def test_sighup_reloads_the_allowlist_and_refuses_a_pasted_token_without_l
     )
     assert f"platforms.{driver.platform}.token_env" in refused
     assert "XYZdqTcv" not in logs
+
+
+@pytest.mark.parametrize("driver", ["telegram"], indirect=True)
+async def test_run_on_redis_coordination_serves_and_reports_the_backend(
+    home: Path, driver: Driver, openai: FakeOpenAI, redis_target: RedisTarget
+) -> None:
+    """With coordination.backend redis the process says once that it coordinates (naming
+    the variable, never the URL), serves, and /healthz names the backend."""
+    ops = {"http": {"listen": "127.0.0.1:0"}}
+    shared = {"backend": "redis", "namespace": redis_target.prefix, "lease_ttl_s": 5}
+    write_config(home, driver, openai, ops=ops, coordination=shared)
+    env = {"MNEMO_REDIS_URL": redis_target.url}
+    async with mnemo_run(home, driver, env) as running:
+        await driver.dm(ALICE, "hello")
+        assert await driver.replies(driver.dm_chat(ALICE), 1) == ["echo: hello"]
+        address = re.search(
+            r"health and metrics on http://(127\.0\.0\.1:\d+)/", running.log.decode()
+        )
+        assert address is not None
+        async with aiohttp.ClientSession() as http:
+            async with http.get(f"http://{address[1]}/healthz") as response:
+                assert (response.status, await response.text()) == (
+                    200,
+                    "ok\nstorage: sqlite\ncoordination: redis\n",
+                )
+            async with http.get(f"http://{address[1]}/metrics") as response:
+                metrics = await response.text()
+        running.proc.send_signal(signal.SIGTERM)
+        logs = await running.finish()
+    assert running.proc.returncode == 0, logs
+    assert logs.count("coordinating with other replicas through the Redis at MNEMO_REDIS_URL") == 1
+    assert redis_target.url not in logs
+    assert "mnemo_lease_wait_seconds_count 1.0" in metrics
+    assert 'mnemo_coordination_up{backend="redis"} 1.0' in metrics

@@ -15,6 +15,7 @@ from agent_core.models.scripted import ScriptedModel
 from agent_core.recall import FENCE
 from agent_core.review import REVIEW_INSTRUCTION
 from gateway.config.schema import Config, Paths
+from gateway.coordination import Coordinator
 from gateway.ledger import DeliveryLedger
 from gateway.outbox import DeliveryPolicy
 from gateway.service import Gateway
@@ -81,7 +82,11 @@ class Rig:
         cfg: Config,
         delay: float = 0.0,
         clock: Callable[[], float] = time.time,
+        *,
+        coordinator: Coordinator | None = None,
     ) -> None:
+        """``coordinator``: shared with other rigs, as replicas of one gateway share it."""
+        self.coordinator = coordinator
         self.home = home
         self.archive = archive
         self.config = cfg
@@ -113,6 +118,7 @@ class Rig:
             clock=self.clock,
             provider=provider,
             ledger=ledger,
+            coordinator=self.coordinator,
         )
         gateway.outbox.policy = DeliveryPolicy(backoff_s=0.01, max_attempts=3)
         return gateway

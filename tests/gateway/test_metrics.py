@@ -95,6 +95,29 @@ def test_every_model_error_kind_is_exported_from_the_start() -> None:
         assert value(found, "mnemo_model_errors_total", kind=kind) == 0  # KeyError if absent
 
 
+def test_lease_and_coordination_series() -> None:
+    metrics = Metrics(process=False)
+    found = samples(metrics)
+    for op in ("lease", "renew", "release", "claim", "hold", "count", "ping"):
+        assert value(found, "mnemo_coordination_errors_total", op=op) == 0  # from the start
+    assert value(found, "mnemo_leases_lost_total") == 0
+    assert value(found, "mnemo_lease_wait_seconds_count") == 0
+    metrics.lease_wait(0.003)
+    metrics.lease_wait(2.5)
+    metrics.lease_wait(-1)  # clamped
+    metrics.lease_lost()
+    metrics.coordination_error("claim")
+    metrics.set_coordination_up("redis", False)
+    metrics.set_coordination_up("redis", True)
+    found = samples(metrics)
+    assert value(found, "mnemo_lease_wait_seconds_count") == 3
+    assert value(found, "mnemo_lease_wait_seconds_bucket", le="0.005") == 2
+    assert value(found, "mnemo_lease_wait_seconds_sum") == pytest.approx(2.503)
+    assert value(found, "mnemo_leases_lost_total") == 1
+    assert value(found, "mnemo_coordination_errors_total", op="claim") == 1
+    assert value(found, "mnemo_coordination_up", backend="redis") == 1
+
+
 def test_memory_gauges_are_max_and_sum_per_file_without_people() -> None:
     metrics = Metrics(process=False)
     metrics.set_memory(

@@ -86,6 +86,17 @@ async def test_healthz_follows_the_adapters(http: aiohttp.ClientSession) -> None
         assert (await get(http, server, "/healthz"))[0] == 200
 
 
+async def test_a_healthy_answer_carries_what_the_gateway_reports(
+    http: aiohttp.ClientSession,
+) -> None:
+    async def healthy_on_redis() -> tuple[bool, list[str]]:
+        return True, ["coordination: redis"]
+
+    server = OpsServer("127.0.0.1:0", health=healthy_on_redis, metrics=Metrics(process=False))
+    async with server:
+        assert (await get(http, server, "/healthz"))[::2] == (200, "ok\ncoordination: redis\n")
+
+
 async def test_a_health_check_that_raises_or_hangs_is_a_503(
     http: aiohttp.ClientSession, caplog: pytest.LogCaptureFixture
 ) -> None:

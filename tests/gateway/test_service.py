@@ -172,12 +172,17 @@ async def test_async_with_starts_the_gateway_and_stops_it_on_any_way_out(
     rig = Rig(home, archive, config())
     async with rig.gateway as gateway:
         assert gateway is rig.gateway
-        assert await gateway.health() == (True, [])
+        assert await gateway.health() == (True, ["storage: sqlite", "coordination: local"])
         await rig.adapter.say("hello")
         await rig.adapter.wait_sent(1)
     assert rig.adapter.texts() == ["echo: hello"]
     assert not rig.adapter.connected
-    assert (await rig.gateway.health())[1] == ["gateway: stopping", "telegram: not connected"]
+    assert (await rig.gateway.health())[1] == [
+        "gateway: stopping",
+        "telegram: not connected",
+        "storage: sqlite",
+        "coordination: local",
+    ]
     await rig.gateway.stop()  # once is enough: a second stop does nothing
 
     again = Rig(home, archive, config())

@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import socket
 import sqlite3
 import sys
 from collections.abc import AsyncIterator
@@ -20,19 +21,21 @@ from adapters.base import Forbidden, Unavailable
 from adapters.discord import probe as discord_probe
 from adapters.telegram import probe as telegram_probe
 from gateway.cli import main
-from gateway.cli.doctor import check_provider
+from gateway.cli.doctor import check_coordination, check_provider
 from gateway.config import Config, Paths, load_config
 from memory.archive.database import Archive
 from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import Error, FakeOpenAI, Mangled, Raw, Text
 from tests.fakes.telegram_server import FakeBotAPI
 from tests.memory.conftest import make_session, say
+from tests.services import RedisTarget
 
 TG_TOKEN = "123456:fake-telegram-token-for-tests"
 DC_TOKEN = "fake-discord-token-for-doctor-tests"
 API_KEY = "sk-fake-doctor-key-0123456789abcdef"
 CHECKS = [
-    "config", "model", "telegram", "discord", "home", "archive", "memory", "skills", "provider"
+    "config", "model", "telegram", "discord", "home", "archive", "memory", "skills", "provider",
+    "coordination",
 ]  # fmt: skip
 
 
@@ -419,3 +422,29 @@ async def test_the_local_provider_without_its_extra_fails_the_row_with_the_fix(
         pass
     [row] = await check_provider(paths, config, {}, 3)
     assert row.result == "fail" and "pip install 'mnemo[local]'" in row.detail
+
+
+async def test_the_coordination_row_names_the_backend_and_whether_redis_answers(
+    redis_target: RedisTarget,
+) -> None:
+    [row] = await check_coordination(Config(), {}, 3)
+    assert (row.result, row.detail) == ("ok", "local: this process alone serves its bots")
+    shared = Config.model_validate(
+        {"coordination": {"backend": "redis", "namespace": redis_target.prefix}}
+    )
+    [row] = await check_coordination(shared, {"MNEMO_REDIS_URL": redis_target.url}, 3)
+    assert row.result == "ok"
+    assert row.detail.startswith("redis answered in ")
+    assert row.detail.endswith(f"(namespace {redis_target.prefix!r})")
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    down = {"MNEMO_REDIS_URL": f"redis://:hunter2@127.0.0.1:{port}/0"}
+    [row] = await check_coordination(shared, down, 3)
+    assert (row.result, row.detail) == (
+        "fail",
+        "coordination.backend is redis but the Redis at MNEMO_REDIS_URL did not answer"
+        " (ping: ConnectionError)",
+    )
+    [row] = await check_coordination(shared, {}, 3)
+    assert row.result == "fail" and "MNEMO_REDIS_URL is not set" in row.detail

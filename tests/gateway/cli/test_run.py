@@ -66,6 +66,45 @@ def test_a_start_that_fails_is_one_error_line_and_exit_1(
     assert not any("stopped cleanly" in line or "mnemo is running" in line for line in err)
 
 
+REDIS_CONFIG = (
+    "platforms:\n  telegram: {enabled: true}\n"
+    "model: {base_url: 'http://127.0.0.1:9/v1'}\n"
+    "coordination: {backend: redis, redis_url_env: BOT_REDIS}\n"
+)
+
+
+def test_the_redis_backend_without_its_url_is_one_line_and_exit_2(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123456:not-a-real-token")
+    monkeypatch.delenv("BOT_REDIS", raising=False)
+    write_config(home, REDIS_CONFIG)
+    assert main(["run"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line == "mnemo: error: coordination.backend is redis but BOT_REDIS is not set"
+
+
+@pytest.mark.usefixtures("root_logging")
+def test_a_redis_that_does_not_answer_stops_run_with_one_line(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Before any platform connects; the URL (and its password) is never shown."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123456:not-a-real-token")
+    monkeypatch.setenv("BOT_REDIS", f"redis://:hunter2-pass@127.0.0.1:{port}/0")
+    write_config(home, REDIS_CONFIG)
+    assert main(["run"]) == 1
+    err = capsys.readouterr().err
+    assert err.strip().splitlines()[-1] == (
+        "mnemo: error: coordination.backend is redis but the Redis at BOT_REDIS did not"
+        " answer (ping: ConnectionError)"
+    )
+    assert "hunter2" not in err and str(port) not in err
+    assert "mnemo is running" not in err
+
+
 def test_the_redactor_hides_secrets_anywhere_in_a_record() -> None:
     token = "123456:AAE-secret-token-value"
     formatter = TextFormatter(Redactor([token, "sk-live-abcdef"]))

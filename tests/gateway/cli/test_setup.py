@@ -322,6 +322,18 @@ def test_listen_must_be_host_and_port(listen: str) -> None:
     assert problem.startswith("ops.http.listen: ")
 
 
+def test_the_redis_backend_needs_its_url_variable_never_shows_it() -> None:
+    redis = config(coordination={"backend": "redis", "redis_url_env": "BOT_REDIS"})
+    (problem,) = check_environment(redis, GOOD_ENV)
+    assert problem == (
+        "coordination.backend is redis but BOT_REDIS is not set"
+        " (the Redis URL; set it in the environment, never in the file)"
+    )
+    url = "redis://:hunter2-password@10.0.0.5:6379/0"
+    assert check_environment(redis, {**GOOD_ENV, "BOT_REDIS": url}) == []
+    assert check_environment(config(), {"OPENAI_API_KEY": API_KEY}) == []  # local: nothing
+
+
 # -- mnemo config check -------------------------------------------------------------------
 
 

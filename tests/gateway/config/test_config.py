@@ -92,7 +92,8 @@ def test_empty_file_means_defaults(tmp_path: Path) -> None:
         (
             "memroy:\n  scope: shared\n",
             "memroy: unknown key (allowed here:"
-            " agent, compression, gateway, memory, model, ops, platforms, skills, storage)",
+            " agent, compression, coordination, gateway, memory, model, ops, platforms, skills,"
+            " storage)",
         ),
         ("memory: 5\n", "memory: expected a mapping, got an integer 5"),
         ("- just\n- a list\n", "top level: expected a mapping of sections, got a list"),
@@ -253,7 +254,7 @@ def _nested(path: str, value: object) -> str:
     return "\n".join(lines) + "\n"
 
 
-def test_the_env_fields_are_the_seven_we_know() -> None:
+def test_the_env_fields_are_the_eight_we_know() -> None:
     assert _env_fields() == [
         "memory.provider_options.honcho.api_key_env",
         "memory.provider_options.mem0.api_key_env",
@@ -262,6 +263,7 @@ def test_the_env_fields_are_the_seven_we_know() -> None:
         "platforms.telegram.webhook_secret_env",
         "platforms.discord.token_env",
         "storage.postgres.dsn_env",
+        "coordination.redis_url_env",
     ]
 
 
@@ -496,3 +498,52 @@ def test_the_secrets_are_the_values_of_every_env_key_set() -> None:
     }
     assert secrets_of(config, environ) == ["sk-one", "123:tg", "hook", "dc"]
     assert secrets_of(config, {"KEY": ""}) == []
+
+
+def test_the_coordination_section(tmp_path: Path) -> None:
+    default = Config().coordination
+    assert (default.backend, default.redis_url_env, default.namespace, default.lease_ttl_s) == (
+        "local",
+        "MNEMO_REDIS_URL",
+        "mnemo:",
+        30.0,
+    )
+    config = _load(
+        tmp_path,
+        "coordination:\n  backend: redis\n  redis_url_env: BOT_A_REDIS\n"
+        "  namespace: 'bot-a:'\n  lease_ttl_s: 10\n",
+    )
+    assert config.coordination.backend == "redis"
+    assert config.coordination.redis_url_env == "BOT_A_REDIS"
+    assert config.coordination.namespace == "bot-a:"
+    assert config.coordination.lease_ttl_s == 10
+    assert secrets_of(config, {"BOT_A_REDIS": "redis://:pw@h:6379/0"}) == ["redis://:pw@h:6379/0"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("backend: postgres", "coordination.backend: expected one of 'local' or 'redis'"),
+        ("lease_ttl_s: 0.5", "coordination.lease_ttl_s: input should be greater than or equal"),
+        ("lease_ttl_s: 601", "coordination.lease_ttl_s: input should be less than or equal"),
+        ("namespace: ''", "coordination.namespace: string should have at least 1 character"),
+        ("namespace: 'two words'", "coordination.namespace: string should match pattern"),
+        ("url: redis://x", "coordination.url: unknown key (allowed here: backend, lease_ttl_s,"),
+    ],
+)
+def test_a_bad_coordination_section_is_one_clear_line(
+    tmp_path: Path, text: str, expected: str
+) -> None:
+    with pytest.raises(ConfigError) as caught:
+        _load(tmp_path, f"coordination:\n  {text}\n")
+    (line,) = caught.value.lines
+    assert expected in line
+
+
+def test_a_redis_url_pasted_as_the_variable_name_is_refused_unseen(tmp_path: Path) -> None:
+    url = "redis://:s3cr3t-Passw0rd-very-long@10.0.0.5:6379/0"
+    with pytest.raises(ConfigError) as caught:
+        _load(tmp_path, f"coordination:\n  redis_url_env: '{url}'\n")
+    (line,) = caught.value.lines
+    assert "coordination.redis_url_env" in line
+    assert "s3cr3t" not in line and "10.0.0.5" not in line
