@@ -27,14 +27,14 @@ from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
-from gateway.auth import PairingStore
 from gateway.config import Config, ConfigError, Paths, memory_stores
-from gateway.ledger import DeliveryLedger
-from memory.archive import Archive, ArchiveStore
+from gateway.pairing import PairingStore
 from memory.curated import MemoryStores
 from memory.skills import DocumentTree, SkillStore
 
-if TYPE_CHECKING:
+if TYPE_CHECKING:  # the archive and the ledger load only where a command opens them
+    from gateway.ledger import DeliveryLedger
+    from memory.archive import ArchiveStore
     from memory.documents.postgres import PgStores
 
 __all__ = ["Storage", "open_archive", "open_storage", "shared_documents"]
@@ -61,6 +61,8 @@ async def open_storage(
     """Open every store ``config.storage`` names; ``ConfigError`` when PostgreSQL cannot be
     reached (one line, without the connection string)."""
     if config.storage.backend == "sqlite":
+        from memory.archive import Archive  # noqa: PLC0415
+
         async with await Archive.open(paths.state_db) as archive:
             yield Storage(
                 "sqlite",
@@ -146,6 +148,8 @@ async def open_archive(
 ) -> AsyncIterator[ArchiveStore]:
     """The archive alone, on the configured backend (``mnemo sessions``)."""
     if config.storage.backend == "sqlite":
+        from memory.archive import Archive  # noqa: PLC0415
+
         async with await Archive.open(paths.state_db) as archive:
             yield archive
         return

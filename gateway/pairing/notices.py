@@ -32,12 +32,14 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from adapters.messages import Button, Identity, label
 from gateway.coordination import CoordinationError, Coordinator
-from gateway.ledger import OutboxKind
 from gateway.pairing.store import Listing, PairingOffer, PairingStore, PendingCode, time_left
+
+if TYPE_CHECKING:  # `mnemo pairing` and `memory show` need no ledger, no archive
+    from gateway.ledger import OutboxKind
 
 __all__ = [
     "BATCH_S",
