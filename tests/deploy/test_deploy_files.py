@@ -249,6 +249,8 @@ def test_env_example_names_every_secret_variable_and_holds_none() -> None:
         defaults.platforms.telegram.token_env,
         defaults.platforms.telegram.webhook_secret_env,
         defaults.platforms.discord.token_env,
+        defaults.storage.postgres.dsn_env,
+        defaults.coordination.redis_url_env,
     }
     named: dict[str, str] = {}
     for line in (DEPLOY / "mnemo.env.example").read_text(encoding="utf-8").splitlines():
@@ -257,3 +259,48 @@ def test_env_example_names_every_secret_variable_and_holds_none() -> None:
             named[match.group(1)] = match.group(2)
     assert set(named) == wanted
     assert all(value == "" for value in named.values())
+
+
+# -- compose.replicas.yaml ----------------------------------------------------------------
+
+
+def test_replicas_compose_runs_three_gateways_on_postgres_and_redis_behind_a_proxy() -> None:
+    compose = yaml.safe_load((DEPLOY / "compose.replicas.yaml").read_text(encoding="utf-8"))
+    services = compose["services"]
+    replicas = [name for name in services if name.startswith("mnemo-")]
+    assert replicas == ["mnemo-1", "mnemo-2", "mnemo-3"]
+    for name in replicas:
+        replica = services[name]
+        assert replica["build"]["args"]["MNEMO_EXTRAS"] == "postgres,redis"
+        assert replica["env_file"] == "mnemo.env"
+        assert replica["environment"]["MNEMO_REDIS_URL"] == "redis://redis:6379/0"
+        assert {k: v["condition"] for k, v in replica["depends_on"].items()} == {
+            "postgres": "service_healthy",
+            "redis": "service_healthy",
+        }
+        assert _seconds(replica["stop_grace_period"]) > DRAIN_S
+    assert services["postgres"]["image"].startswith("postgres:15")
+    assert "POSTGRES_PASSWORD" not in str(services["postgres"].get("environment"))  # a file
+    assert services["redis"]["image"].startswith("redis:7")
+    conf = (DEPLOY / "nginx.replicas.conf").read_text(encoding="utf-8")
+    assert [f"server {name}:8443;" for name in replicas] == re.findall(
+        r"server mnemo-\d:8443;", conf
+    )
+    assert "location = /telegram" in conf and "non_idempotent" in conf
+
+
+def test_the_replicas_config_loads_and_passes_preflight_with_its_environment() -> None:
+    from gateway.cli.preflight import check_environment
+
+    config = load_config(resolve_paths(None, DEPLOY / "config.replicas.yaml", {}))
+    assert config.storage.backend == "postgres" and config.coordination.backend == "redis"
+    telegram = config.platforms.telegram
+    assert telegram.mode == "webhook" and telegram.webhook_port == 8443
+    environ = {
+        "TELEGRAM_BOT_TOKEN": "123456:" + "A" * 35,
+        "TELEGRAM_WEBHOOK_SECRET": "a-secret_0123",
+        "OPENAI_API_KEY": "sk-not-used",
+        "MNEMO_POSTGRES_DSN": "postgresql://mnemo:pw@postgres:5432/mnemo",
+        "MNEMO_REDIS_URL": "redis://redis:6379/0",
+    }
+    assert check_environment(config, environ) == []
