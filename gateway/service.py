@@ -307,7 +307,7 @@ class Gateway:
 
     async def health(self) -> tuple[bool, list[str]]:
         """``/healthz``: healthy while running with every adapter connected and the
-        coordination backend answering; the last two lines name the storage and the
+        storage and coordination backends answering; the last two lines name the storage and the
         coordination backends either way."""
         problems = []
         closing = self.intake.closing
@@ -316,6 +316,13 @@ class Gateway:
         for name, adapter in self.adapters.items():
             if not adapter.connected:
                 problems.append(f"{name}: not connected")
+        try:
+            async with asyncio.timeout(3):
+                await self.agent.archive.ping()
+        except Exception as exc:  # the reason's kind, never its text (it may quote a DSN)
+            problems.append(
+                f"storage: {self.storage_backend}: not answering ({type(exc).__name__})"
+            )
         backend, silent = await self._coordination()
         if silent is not None:
             problems.append(f"coordination: {backend}: {silent}")

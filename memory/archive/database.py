@@ -294,6 +294,11 @@ class Archive:
         sessions, messages, people = rows[0]
         return {"sessions": sessions, "messages": messages, "people": people}
 
+    async def ping(self) -> None:
+        """A trivial read on a reader connection (a file gone or locked raises)."""
+        async with self.reader() as db, db.execute("SELECT 1 FROM sessions LIMIT 1") as rows:
+            await rows.fetchall()
+
     async def size_bytes(self) -> int:
         """The database file and its write-ahead log, on disk."""
 

@@ -85,6 +85,10 @@ class ArchiveStore(Protocol):
 
     async def counts(self) -> dict[str, int]: ...
 
+    async def ping(self) -> None:
+        """Raise unless the store answers a trivial read (``/healthz``)."""
+        ...
+
     async def size_bytes(self) -> int:
         """What the archive takes in its store (file and WAL; tables and indexes)."""
         ...

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -15,6 +16,7 @@ from gateway.outbox import DeliveryPolicy
 from gateway.storage import open_storage
 from gateway.wiring import build_gateway
 from memory.archive import Searcher
+from tests.fakes.tcp_proxy import TcpProxy
 from tests.gateway.harness import ChatAdapter
 from tests.gateway.rig import ADMIN, config, responder
 from tests.services import postgres_schema
@@ -76,3 +78,33 @@ async def test_a_gateway_keeps_its_state_on_the_configured_backend(
         found = await Searcher(storage.archive).discover("bees", viewer="telegram-1")
         assert found.results and "bees" in found.results[0].message.content
         assert (await Searcher(storage.archive).discover("bees", viewer="telegram-2")).results == ()
+
+
+async def test_healthz_fails_while_the_database_is_cut_off(tmp_path: Path) -> None:
+    """A replica whose link to PostgreSQL is severed says so on /healthz (the load balancer
+    takes it out), naming the backend and the failure's kind, never the DSN."""
+    async with postgres_schema() as dsn:
+        address = urlsplit(dsn)
+        assert address.hostname is not None and address.port is not None
+        async with TcpProxy(address.hostname, address.port) as proxy:
+            via = dsn.replace(f"{address.hostname}:{address.port}", f"127.0.0.1:{proxy.port}")
+            cfg = _config({"MNEMO_POSTGRES_DSN": via})
+            paths = Paths(tmp_path, tmp_path / "config.yaml", explicit_config=False)
+            async with open_storage(paths, cfg, {"MNEMO_POSTGRES_DSN": via}) as storage:
+                gateway = build_gateway(
+                    paths=paths,
+                    config=cfg,
+                    storage=storage,
+                    model=ScriptedModel(respond=responder()),
+                    adapters={"telegram": ChatAdapter()},
+                )
+                await gateway.start()
+                ok, lines = await gateway.health()
+                assert ok and lines[-2:] == ["storage: postgres", "coordination: local"]
+                await proxy.cut()
+                ok, lines = await gateway.health()
+                assert not ok
+                (problem,) = [line for line in lines if line.startswith("storage: postgres:")]
+                assert "not answering" in problem and "127.0.0.1" not in problem
+                with pytest.raises(ConnectionRefusedError):  # its last flush finds no outbox
+                    await gateway.stop()

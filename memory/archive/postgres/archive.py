@@ -276,6 +276,10 @@ class PgArchive:
         )
         return {"sessions": row[0], "messages": row[1], "people": row[2]}
 
+    async def ping(self) -> None:
+        """A trivial read through the pool, bounded (a database that stopped raises)."""
+        await self.pool.fetchval("SELECT 1", timeout=2)
+
     async def size_bytes(self) -> int:
         """The archive's tables with their indexes and TOAST, in this schema."""
         (row,) = await self.fetch(
