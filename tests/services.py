@@ -19,6 +19,7 @@ import os
 import secrets
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
+from typing import Any
 from urllib.parse import quote
 
 import pytest
@@ -160,3 +161,18 @@ if __name__ == "__main__":  # .ci/run: the scale-out tests must run there, not s
     for problem in problems:
         print(f"tests/services: {problem}", file=sys.stderr)
     sys.exit(1 if problems else 0)
+
+
+SKIPPED = "scale-out test skipped"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Any:
+    """Every scale-out skip reported at one place (this module), so ``-ra`` folds them into
+    one line: "SKIPPED [N] tests/services.py: scale-out test skipped: …; start …"."""
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and isinstance(report.longrepr, tuple):
+        _path, _line, reason = report.longrepr
+        if SKIPPED in reason:
+            report.longrepr = (__file__, 1, reason.removeprefix("Skipped: "))
