@@ -19,7 +19,9 @@ from gateway.coordination import Coordinator
 from gateway.ledger import DeliveryLedger
 from gateway.outbox import DeliveryPolicy
 from gateway.service import Gateway
+from gateway.storage import Storage
 from gateway.wiring import build_gateway
+from memory.archive import ArchiveStore
 from memory.archive.database import Archive
 from memory.providers import Provider
 from tests.gateway.harness import ChatAdapter
@@ -84,11 +86,15 @@ class Rig:
         clock: Callable[[], float] = time.time,
         *,
         coordinator: Coordinator | None = None,
+        storage: Storage | None = None,
     ) -> None:
-        """``coordinator``: shared with other rigs, as replicas of one gateway share it."""
+        """``coordinator``: shared with other rigs, as replicas of one gateway share it;
+        ``storage``: the gateway's state from ``gateway.storage.open_storage`` (either
+        backend) instead of ``archive`` and the home folder."""
         self.coordinator = coordinator
         self.home = home
-        self.archive = archive
+        self.storage = storage
+        self.archive: ArchiveStore = archive if storage is None else storage.archive
         self.config = cfg
         self.clock = clock
         self.model = ScriptedModel(respond=responder(delay))
@@ -113,6 +119,7 @@ class Rig:
             paths=paths,
             config=self.config,
             archive=self.archive,
+            storage=self.storage,
             model=self.model,
             adapters={"telegram": self.adapter},
             clock=self.clock,

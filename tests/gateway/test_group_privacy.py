@@ -5,9 +5,10 @@ tests/e2e/test_group_privacy_e2e.py."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import dataclasses
 import json
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +18,14 @@ from adapters.base import Forbidden
 from agent_core.models import ChatMessage, ModelReply, ToolCall, ToolSpec, Usage
 from agent_core.review import REVIEW_INSTRUCTION
 from gateway.commands import HANDLERS, NAMES, PRIVATE, PUBLIC, answered_privately
-from gateway.config.schema import Config
+from gateway.config.schema import Config, Paths
+from gateway.config.storage import StorageConfig
 from gateway.replies import ANSWERED_PRIVATELY, ASK_PRIVATELY
+from gateway.storage import open_storage
 from memory.archive.database import Archive
 from tests.gateway.harness import InChat
 from tests.gateway.rig import ADMIN, Rig, config
+from tests.services import postgres_schema
 
 GROUP: InChat = {"chat": "-100", "chat_type": "group"}
 CHAT_STORE = "telegram-chat--100"
@@ -47,9 +51,45 @@ def reviewing(messages: Sequence[ChatMessage], tools: Sequence[ToolSpec]) -> Mod
     return ModelReply("ok", usage=Usage(10, 2, 4))
 
 
+class Backing:
+    """Where a rig keeps its state: the home folder and ``archive`` (SQLite), or a fresh
+    PostgreSQL schema through ``gateway.storage.open_storage``; the same privacy rules hold
+    on both (issue 16)."""
+
+    def __init__(self, home: Path, archive: Archive, env: Mapping[str, str] | None) -> None:
+        self.home, self.archive, self.env = home, archive, env
+        self.opened = contextlib.AsyncExitStack()
+
+    async def rig(self, cfg: Config) -> Rig:
+        if self.env is None:
+            return Rig(self.home, self.archive, cfg)
+        shared = cfg.model_copy(update={"storage": StorageConfig(backend="postgres")})
+        paths = Paths(self.home, self.home / "config.yaml", explicit_config=False)
+        storage = await self.opened.enter_async_context(open_storage(paths, shared, self.env))
+        return Rig(self.home, self.archive, shared, storage=storage)
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+async def backing(
+    request: pytest.FixtureRequest, home: Path, archive: Archive
+) -> AsyncIterator[Backing]:
+    if request.param == "sqlite":
+        yield Backing(home, archive, None)
+        return
+    async with postgres_schema() as dsn:
+        made = Backing(home, archive, {"MNEMO_POSTGRES_DSN": dsn})
+        async with made.opened:
+            yield made
+
+
+def user_md(rig: Rig, store: str) -> str:
+    """What ``store``'s USER.md holds, on either backend."""
+    return "\n".join(rig.gateway.agent.stores.for_person(store).entries("user"))
+
+
 @pytest.fixture
-async def rig(home: Path, archive: Archive) -> AsyncIterator[Rig]:
-    made = Rig(home, archive, config())
+async def rig(backing: Backing) -> AsyncIterator[Rig]:
+    made = await backing.rig(config())
     await made.gateway.start()
     await made.adapter.say(f"remember: {SECRET}", user="1")  # Ada's own DM
     await made.adapter.wait_sent(1, chat="1")
@@ -179,10 +219,9 @@ async def test_a_group_session_uses_the_chats_store_never_a_members(rig: Rig) ->
     await rig.adapter.wait_sent(1, chat="-100")
     await rig.adapter.say("what do you know?", user="2", name="Bo", mention=True, **GROUP)
     await rig.adapter.wait_sent(2, chat="-100")
-    memories = rig.home / "memories"
-    assert "standup" in (memories / CHAT_STORE / "USER.md").read_text()
-    assert "standup" not in (memories / "telegram-1" / "USER.md").read_text()
-    assert not (memories / "telegram-2").exists()
+    assert "standup" in user_md(rig, CHAT_STORE)
+    assert "standup" not in user_md(rig, "telegram-1")
+    assert user_md(rig, "telegram-2") == ""
     group_requests = [r for r in rig.model.requests if "know?" in json.dumps(r.messages)]
     assert group_requests
     for request in group_requests:
@@ -237,13 +276,11 @@ async def test_memory_in_a_group_shows_admins_the_chats_store_and_others_their_o
     assert SECRET in own_view and "standup" not in own_view
     await rig.adapter.say("/forget standup", user=ADMIN, **GROUP)  # acts on what it showed
     await rig.adapter.wait_sent(2, chat=ADMIN)
-    assert "standup" not in (rig.home / "memories" / CHAT_STORE / "USER.md").read_text()
+    assert "standup" not in user_md(rig, CHAT_STORE)
 
 
-async def test_group_scope_person_keeps_each_speakers_own_memory(
-    home: Path, archive: Archive
-) -> None:
-    rig = Rig(home, archive, scoped(group_scope="person"))
+async def test_group_scope_person_keeps_each_speakers_own_memory(backing: Backing) -> None:
+    rig = await backing.rig(scoped(group_scope="person"))
     await rig.gateway.start()
     await rig.adapter.say(f"remember: {SECRET}", user="1")
     await rig.adapter.wait_sent(1, chat="1")
@@ -253,10 +290,9 @@ async def test_group_scope_person_keeps_each_speakers_own_memory(
     await rig.adapter.say("/memory", user="1", **GROUP)
     await rig.adapter.wait_sent(2, chat="1")
     await rig.gateway.stop()
-    memories = rig.home / "memories"
-    assert "green tea" in (memories / "telegram-1" / "USER.md").read_text()
-    assert "cats" in (memories / "telegram-2" / "USER.md").read_text()
-    assert not (memories / CHAT_STORE).exists()
+    assert "green tea" in user_md(rig, "telegram-1")
+    assert "cats" in user_md(rig, "telegram-2")
+    assert user_md(rig, CHAT_STORE) == ""
     answer = rig.adapter.texts("1")[-1]
     assert "green tea" in answer and "cats" not in answer  # privately, as always
     bo = next(r for r in rig.model.requests if "allergic" in json.dumps(r.messages))
@@ -268,10 +304,10 @@ async def test_group_scope_person_keeps_each_speakers_own_memory(
 
 
 async def test_staged_writes_for_a_chat_are_announced_without_content_and_decided_by_an_admin(
-    home: Path, archive: Archive
+    backing: Backing,
 ) -> None:
     cfg = scoped(write_approval=True, review={"enabled": True})
-    rig = Rig(home, archive, cfg)
+    rig = await backing.rig(cfg)
     rig.model._respond = reviewing
     await rig.gateway.start()
     await rig.adapter.say("note: the office wifi is mnemo-5g", user="1", mention=True, **GROUP)
@@ -295,15 +331,15 @@ async def test_staged_writes_for_a_chat_are_announced_without_content_and_decide
     assert edit.chat_id == ADMIN and edit.buttons == ()
     assert edit.text.endswith("\n\n✓ Saved to USER.md: «the office wifi is mnemo-5g»")
     await rig.gateway.stop()
-    assert "mnemo-5g" in (home / "memories" / CHAT_STORE / "USER.md").read_text()
+    assert "mnemo-5g" in user_md(rig, CHAT_STORE)
     assert all("wifi" not in text for text in rig.adapter.texts("-100"))
 
 
 async def test_a_members_own_staged_write_from_a_group_is_announced_to_them_privately(
-    home: Path, archive: Archive
+    backing: Backing,
 ) -> None:
     cfg = scoped(write_approval=True, group_scope="person", review={"enabled": True})
-    rig = Rig(home, archive, cfg)
+    rig = await backing.rig(cfg)
     rig.model._respond = reviewing
     await rig.gateway.start()
     await rig.adapter.say("note: I am moving to Lyon", user="1", mention=True, **GROUP)
