@@ -172,6 +172,7 @@ async def test_a_clean_stop_frees_its_work_at_once(pool: asyncpg.Pool) -> None:
     assert leaving.replica not in await staying.live_replicas()
 
 
-async def test_replicas_starting_at_once_migrate_once(pool: asyncpg.Pool) -> None:
-    applied = await asyncio.gather(*(migrate(pool) for _ in range(4)))
+async def test_replicas_starting_at_once_migrate_once(fresh_postgres_dsn: str) -> None:
+    async with asyncpg.create_pool(fresh_postgres_dsn, min_size=1, max_size=4) as pool:
+        applied = await asyncio.gather(*(migrate(pool) for _ in range(4)))
     assert sorted(len(names) for names in applied) == [0, 0, 0, 1]

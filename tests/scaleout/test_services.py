@@ -8,8 +8,8 @@ from redis.asyncio import Redis
 from tests.services import RedisTarget
 
 
-async def test_a_postgres_test_writes_in_a_schema_of_its_own(postgres_dsn: str) -> None:
-    connection = await asyncpg.connect(postgres_dsn)
+async def test_a_postgres_test_writes_in_a_schema_of_its_own(fresh_postgres_dsn: str) -> None:
+    connection = await asyncpg.connect(fresh_postgres_dsn)
     try:
         schema = await connection.fetchval("SELECT current_schema()")
         assert schema is not None and schema.startswith("t_")

@@ -20,6 +20,12 @@ from memory.archive.records import NewMessage  # noqa: E402
 from tests.memory.conftest import make_session, say  # noqa: E402
 
 
+@pytest.fixture
+def postgres_dsn(fresh_postgres_dsn: str) -> str:
+    """These tests watch a database's first start and its migrations: a new schema each."""
+    return fresh_postgres_dsn
+
+
 async def _recorded(dsn: str) -> list[str]:
     db = await asyncpg.connect(dsn)
     try:

@@ -80,6 +80,9 @@ def test_a_writer_killed_mid_write_never_leaves_a_partial_or_empty_file(
         os.kill(pid, signal.SIGKILL)
         assert writers.wait(pid) == -signal.SIGKILL
         path = directory / "MEMORY.md"
+        if not path.exists():  # killed before its first write landed (a loaded machine)
+            assert round_ == 0 or seen_sizes == set(), "the file vanished after a kill"
+            continue
         text = path.read_text(encoding="utf-8")  # strict: a torn UTF-8 write would raise
         entries = parse_entries(text)
         assert entries, "the file must never be empty after a kill"

@@ -15,6 +15,12 @@ from memory.documents.schema import MIGRATIONS, SchemaError, migrate
 Opener = Callable[[], PgStores]
 
 
+@pytest.fixture
+def postgres_dsn(fresh_postgres_dsn: str) -> str:
+    """These tests watch a database's first start and its migrations: a new schema each."""
+    return fresh_postgres_dsn
+
+
 def recorded(stores: PgStores) -> list[str]:
     with stores.pool.connection() as conn:
         return [str(row[0]) for row in conn.execute("SELECT name FROM store_migrations")]
