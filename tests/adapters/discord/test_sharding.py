@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import pytest
 
 from adapters.discord import DiscordAdapter
+from adapters.discord.intake import ShardedClient
 from adapters.messages import InboundMessage, OutboundMessage
 from tests.fakes.discord_server import FakeDiscord, FakeUser
 
@@ -102,8 +103,14 @@ async def test_two_replicas_each_get_their_shards_guilds_and_both_answer(world: 
     assert (await second.next()).text == "again"
 
 
-@pytest.mark.slow  # discord.py waits 5 s before a replica's second IDENTIFY
-async def test_one_replica_without_shard_ids_runs_every_shard(world: World) -> None:
+async def test_one_replica_without_shard_ids_runs_every_shard(
+    world: World, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def at_once(self: object, shard_id: int | None, *, initial: bool = False) -> None:
+        """discord.py paces IDENTIFYs 5 s apart (Discord's max_concurrency of 1): what is
+        checked here is which shard gets which guild, not the pacing."""
+
+    monkeypatch.setattr(ShardedClient, "before_identify_hook", at_once)
     replica = await world.start(shard_count=2)
     assert replica.adapter.connected and replica.adapter.shards == (0, 1)
     assert sorted(i["shard"] for i in world.dc.identify) == [[0, 2], [1, 2]]
