@@ -1,0 +1,492 @@
+"""Moving a home's state into PostgreSQL, and checking either backend (``mnemo storage``).
+
+``migrate_home`` copies what one SQLite home holds into the database a replica set shares:
+
+* the archive, session by session with every id kept (``memory.archive.postgres.restore``:
+  the JSONL export leaves out tool messages, token counts, the frozen system prompts and the
+  sessions' keys, so the copy goes through the typed reads instead);
+* curated memory (every document of every person's folder: ``MEMORY.md``, ``USER.md``,
+  ``PENDING.json``), the skills (every file under ``skills/``, the staged changes in
+  ``.pending.json`` too) and ``pairing.json``, byte for byte through the ``Documents`` seam;
+* the delivery ledger's unsent replies (``gateway.ledger_postgres.adopt_pending``), owned by
+  no live replica, so the first one to start sends them. The inbound dedup keys stay behind:
+  they only stop a platform redelivering an update to the process that already took it, and
+  the updates the old process accepted are confirmed to the platform already (Telegram's
+  offset, Discord's resume); a replica set starts its own. An update the old process had
+  queued but never answered is not carried over either: it was interrupted there.
+
+It is idempotent (what the target holds already is skipped; a second run copies nothing),
+and it never overwrites: a document or skill file the target holds with other bytes, a
+message id it holds for another message, stop the move (``Refused``) before anything of that
+kind is written. Every count is then verified: each kind's source items must all be in the
+target (the target may hold more: replicas may already have written there).
+
+``check_home`` runs the integrity checks on the configured backend: the archive's
+``check``, the curated-memory scan (what ``mnemo memory scan`` reports), the skills check,
+and a ledger count. The connection string is read from the environment and never printed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import sqlite3
+import time
+from collections.abc import AsyncIterator, Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from gateway.config import Config, ConfigError, Paths, memory_stores
+from gateway.ledger import RETENTION_S, Ledger
+from gateway.ledger_postgres import PgLedger, adopt_pending, missing_pending
+from gateway.ledger_postgres import migrate as migrate_ledger
+from gateway.storage import open_archive, shared_documents
+from memory import FILE_NAMES
+from memory.archive import Archive, ArchiveStore
+from memory.documents import Documents, DocumentsError, FileDocuments, FileFolders
+from memory.skills import DocumentTree, FileTree, SkillStore
+
+if TYPE_CHECKING:
+    import asyncpg
+
+    from memory.archive import Message, Session
+    from memory.documents.postgres import PgStores
+
+__all__ = ["Check", "Move", "Refused", "Tally", "check_home", "migrate_home"]
+
+KINDS = (
+    "sessions",
+    "messages",
+    "people",
+    "memory documents",
+    "skill files",
+    "pairing entries",
+    "pending outbox rows",
+)
+
+
+class Refused(Exception):
+    """The move cannot go on without overwriting something, or cannot start (one line)."""
+
+
+@dataclass(slots=True)
+class Tally:
+    kind: str
+    source: int = 0
+    target: int = 0  # everything of this kind the target holds
+    found: int = 0  # the source's items the target holds (verified, or before a dry run)
+    copied: int = 0  # written now (a dry run: would be)
+
+
+@dataclass(slots=True)
+class Move:
+    dry_run: bool
+    tallies: dict[str, Tally] = field(default_factory=lambda: {k: Tally(k) for k in KINDS})
+    problems: list[str] = field(default_factory=list)  # source items that cannot be copied
+
+    @property
+    def missing(self) -> list[Tally]:
+        """Kinds of which the target lacks some of the source's items (after a real run)."""
+        return [t for t in self.tallies.values() if t.found < t.source]
+
+
+# -- the source ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Doc:
+    kind: str  # memory, skills, pairing
+    folder: str
+    name: str
+    raw: bytes
+
+    @property
+    def label(self) -> str:
+        return "/".join(part for part in (self.kind, self.folder, self.name) if part)
+
+
+def _memory_docs(paths: Paths) -> list[_Doc]:
+    folders = FileFolders(paths.memories)
+    return [
+        _Doc("memory", person, name, raw)
+        for person in folders.names()
+        for name in folders.folder(person).names()
+        if (raw := folders.folder(person).read(name).raw) is not None
+    ]
+
+
+def _skill_docs(root: Path, problems: list[str]) -> list[_Doc]:
+    """Every regular file under ``skills/`` through ``FileTree`` (dot entries skipped but the
+    root's ``.pending.json``: the staged changes); links and the like are reported."""
+    tree = FileTree(root)
+    found: list[_Doc] = []
+    if tree.kind("") != "dir":
+        return found
+    pending = FileDocuments(root).read(".pending.json").raw
+    if pending is not None:
+        found.append(_Doc("skills", "", ".pending.json", pending))
+
+    def visit(rel: str) -> None:
+        for name in tree.entries(rel):
+            path = f"{rel}/{name}" if rel else name
+            kind = tree.kind(path)
+            if kind == "dir":
+                visit(path)
+            elif kind == "file":
+                found.append(_Doc("skills", "", path, (root / path).read_bytes()))
+            else:
+                problems.append(f"skills/{path}: a {kind}, not a regular file; not copied")
+
+    visit("")
+    return found
+
+
+def _pairing_entries(raw: bytes | None) -> int:
+    """Codes waiting, people approved and people blocked in a ``pairing.json``."""
+    if raw is None:
+        return 0
+    try:
+        data = json.loads(raw.decode("utf-8"))
+    except (ValueError, UnicodeDecodeError):
+        return 0
+    if not isinstance(data, dict):
+        return 0
+    return sum(len(data.get(key) or ()) for key in ("pending", "approved", "blocked"))
+
+
+def _ordered(sessions: list[Session]) -> list[Session]:
+    """Parents before their continuations (the target's foreign key wants them first)."""
+    by_id = {s.id: s for s in sessions}
+    done: set[str] = set()
+    ordered: list[Session] = []
+
+    def add(session: Session) -> None:
+        if session.id in done:
+            return
+        done.add(session.id)
+        parent = by_id.get(session.parent_id or "")
+        if parent is not None:
+            add(parent)
+        ordered.append(session)
+
+    for session in sorted(sessions, key=lambda s: (s.started_at, s.id)):
+        add(session)
+    return ordered
+
+
+# -- the target ---------------------------------------------------------------------------
+
+
+def _dsn(config: Config, environ: Mapping[str, str]) -> tuple[str, str]:
+    variable = config.storage.postgres.dsn_env
+    dsn = environ.get(variable, "").strip()
+    if not dsn:
+        raise ConfigError([f"{variable} is not set: it names the PostgreSQL database to move to"])
+    return variable, dsn
+
+
+@contextlib.asynccontextmanager
+async def _target(variable: str, dsn: str) -> AsyncIterator[tuple[asyncpg.Pool, PgStores]]:
+    """An asyncpg pool (archive, ledger) and the document stores, without migrating."""
+    import asyncpg  # noqa: PLC0415  (a driver: only a move loads it)
+
+    from memory.documents.postgres import PgStores, open_pool  # noqa: PLC0415
+
+    try:
+        pool = await asyncpg.create_pool(dsn, min_size=1, max_size=2, timeout=10)
+        try:
+            docs = await asyncio.to_thread(open_pool, dsn, max_size=2, timeout_s=10)
+        except BaseException:
+            await pool.close()
+            raise
+    except Exception as exc:  # the message may quote the DSN: name the variable instead
+        raise ConfigError(
+            [f"storage: PostgreSQL at {variable} did not answer ({type(exc).__name__})"]
+        ) from None
+    try:
+        yield pool, PgStores(docs, run_migrations=False)
+    finally:
+        docs.close()
+        await pool.close()
+
+
+def _target_docs(stores: PgStores, doc: _Doc) -> Documents:
+    if doc.kind == "memory":
+        return stores.memory().folder(doc.folder)
+    return stores.documents(doc.kind)
+
+
+def _documents_table(stores: PgStores) -> bool:
+    with stores.connection() as conn:
+        row = conn.execute("SELECT to_regclass('store_documents') IS NOT NULL").fetchone()
+    return bool(row and row[0])
+
+
+def _count_docs(stores: PgStores, kind: str) -> int:
+    with stores.connection() as conn:
+        row = conn.execute("SELECT count(*) FROM store_documents WHERE kind = %s", (kind,))
+        found = row.fetchone()
+    return int(found[0]) if found else 0
+
+
+# -- migrate ------------------------------------------------------------------------------
+
+
+async def migrate_home(
+    paths: Paths,
+    config: Config,
+    environ: Mapping[str, str],
+    *,
+    dry_run: bool = False,
+) -> Move:
+    """Copy the SQLite home of ``paths`` into the database ``storage.postgres.dsn_env``
+    names (see the module docstring); ``Refused`` when that would overwrite something."""
+    move = Move(dry_run)
+    tallies = move.tallies
+    docs = _memory_docs(paths)
+    docs += _skill_docs(paths.skills, move.problems)
+    pairing = FileDocuments(paths.home).read("pairing.json").raw
+    if pairing is not None:
+        docs.append(_Doc("pairing", "", "pairing.json", pairing))
+    variable, dsn = _dsn(config, environ)
+    async with _target(variable, dsn) as (pool, stores):
+        if not dry_run:
+            from memory.documents.schema import migrate as migrate_documents  # noqa: PLC0415
+
+            await asyncio.to_thread(_with_conn, stores, migrate_documents)
+        await asyncio.to_thread(_documents, move, stores, docs, pairing)
+        await _archive(move, paths, pool)
+    _kind_totals(tallies, docs, pairing)
+    return move
+
+
+def _with_conn(stores: PgStores, work: Callable[[Any], object]) -> None:
+    with stores.pool.connection() as conn:
+        work(conn)
+
+
+def _documents(move: Move, stores: PgStores, docs: list[_Doc], pairing: bytes | None) -> None:
+    """Refuse on any difference first, then write what is missing."""
+    exists = _documents_table(stores)
+    held: dict[str, bytes | None] = {}
+    for doc in docs:
+        held[doc.label] = _target_docs(stores, doc).read(doc.name).raw if exists else None
+    differ = [d for d in docs if held[d.label] not in (None, d.raw)]
+    if differ:
+        first = differ[0]
+        more = f" (and {len(differ) - 1} more)" if len(differ) > 1 else ""
+        where = f"kind = '{first.kind}' AND folder = '{first.folder}' AND name = '{first.name}'"
+        raise Refused(
+            f"the target already holds a different postgres:{first.label}{more}; nothing of"  # noqa: S608 (words for a person)
+            " memory, skills or pairing was copied. Keep the version you want in the home"
+            f" folder, delete the target's row (DELETE FROM store_documents WHERE {where}),"
+            " and run the move again"
+        )
+    tallies = move.tallies
+    for doc in docs:
+        kind = _doc_kind(doc)
+        if held[doc.label] is not None:
+            _found(tallies[kind], doc, pairing)
+            continue
+        if move.dry_run:
+            tallies[kind].copied += _weight(doc, pairing)
+            continue
+        try:
+            _target_docs(stores, doc).write(doc.name, doc.raw, expected=None)
+        except DocumentsError as exc:  # not UTF-8 text, a NUL, or written meanwhile
+            move.problems.append(f"{doc.label}: not copied ({exc})")
+            continue
+        tallies[kind].copied += _weight(doc, pairing)
+        _found(tallies[kind], doc, pairing)
+    if exists or not move.dry_run:
+        tallies["memory documents"].target = _count_docs(stores, "memory")
+        tallies["skill files"].target = _count_docs(stores, "skills")
+        raw = stores.pairing().read("pairing.json").raw
+        tallies["pairing entries"].target = _pairing_entries(raw)
+
+
+def _doc_kind(doc: _Doc) -> str:
+    return {"memory": "memory documents", "skills": "skill files"}.get(doc.kind, "pairing entries")
+
+
+def _weight(doc: _Doc, pairing: bytes | None) -> int:
+    return _pairing_entries(pairing) if doc.kind == "pairing" else 1
+
+
+def _found(tally: Tally, doc: _Doc, pairing: bytes | None) -> None:
+    tally.found += _weight(doc, pairing)
+
+
+def _kind_totals(tallies: dict[str, Tally], docs: list[_Doc], pairing: bytes | None) -> None:
+    tallies["memory documents"].source = sum(d.kind == "memory" for d in docs)
+    tallies["skill files"].source = sum(d.kind == "skills" for d in docs)
+    tallies["pairing entries"].source = _pairing_entries(pairing)
+
+
+async def _archive(move: Move, paths: Paths, pool: asyncpg.Pool) -> None:
+    from memory.archive.postgres import RestoreConflict, migrate, present  # noqa: PLC0415
+
+    tallies = move.tallies
+    if paths.state_db.exists():  # never create one: an empty home moves nothing
+        async with await Archive.open(paths.state_db) as archive:
+            sessions = await _sessions(archive)
+            pairs: list[tuple[int, str]] = []
+            for session in sessions:
+                messages = await archive.messages(session.id, viewer=None)
+                pairs += [(m.id, session.id) for m in messages]
+            people = await archive.people()
+            outbox = await Ledger(archive).pending()
+            async with pool.acquire() as db:
+                before = await present(db, [s.id for s in sessions], pairs, people)
+            if before.conflicts:
+                raise Refused(
+                    f"the target holds {before.conflicts} of this archive's message ids for"
+                    " other messages: it holds another archive; move into an empty database"
+                )
+            waiting = len(await missing_pending(pool, outbox))
+            after = before
+            if not move.dry_run:
+                async with pool.acquire() as db:
+                    await migrate(db)
+                try:
+                    for session in sessions:
+                        tallies["messages"].copied += await _restore(archive, pool, session)
+                except RestoreConflict as exc:
+                    raise Refused(f"{exc}; the sessions before it were copied") from None
+                tallies["pending outbox rows"].copied = await adopt_pending(pool, outbox)
+                waiting = len(await missing_pending(pool, outbox))
+                async with pool.acquire() as db:
+                    after = await present(db, [s.id for s in sessions], pairs, people)
+            else:
+                tallies["messages"].copied = len(pairs) - before.messages
+                tallies["pending outbox rows"].copied = waiting
+        for kind, source, held, was in (
+            ("sessions", len(sessions), after.sessions, before.sessions),
+            ("messages", len(pairs), after.messages, before.messages),
+            ("people", len(people), after.people, before.people),
+        ):
+            tallies[kind].source, tallies[kind].found = source, held
+            if not move.dry_run and kind != "messages":
+                tallies[kind].copied = held - was
+        outbox_tally = tallies["pending outbox rows"]
+        outbox_tally.source = len(outbox)
+        outbox_tally.found = len(outbox) - waiting
+    await _archive_totals(tallies, pool)
+
+
+async def _sessions(archive: Archive) -> list[Session]:
+    total = (await archive.counts())["sessions"]
+    return _ordered(await archive.sessions(viewer=None, limit=max(1, total)))
+
+
+async def _restore(archive: Archive, pool: asyncpg.Pool, session: Session) -> int:
+    from memory.archive.postgres import restore_session  # noqa: PLC0415
+
+    messages: list[Message] = await archive.messages(session.id, viewer=None)
+    prompt = await archive.system_prompt(session.id)
+    async with pool.acquire() as db, db.transaction():
+        return await restore_session(db, session, prompt, messages)
+
+
+async def _archive_totals(tallies: dict[str, Tally], pool: asyncpg.Pool) -> None:
+    async with pool.acquire() as db:
+        if not await db.fetchval("SELECT to_regclass('messages') IS NOT NULL"):
+            return
+        row = await db.fetchrow(
+            "SELECT (SELECT count(*) FROM sessions), (SELECT count(*) FROM messages),"
+            " (SELECT count(DISTINCT person) FROM session_people)"
+        )
+        assert row is not None
+        tallies["sessions"].target, tallies["messages"].target = int(row[0]), int(row[1])
+        tallies["people"].target = int(row[2])
+        if await db.fetchval("SELECT to_regclass('outbox') IS NOT NULL"):
+            pending = await db.fetchval("SELECT count(*) FROM outbox WHERE state = 'pending'")
+            tallies["pending outbox rows"].target = int(pending)
+
+
+# -- check --------------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class Check:
+    backend: str
+    problems: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what was checked, for people
+
+
+async def check_home(paths: Paths, config: Config, environ: Mapping[str, str]) -> Check:
+    """The integrity checks of ``config.storage.backend`` (see the module docstring)."""
+    report = Check(config.storage.backend)
+    await _check_archive(report, paths, config, environ)
+    await asyncio.to_thread(_check_documents, report, paths, config, environ)
+    return report
+
+
+async def _check_archive(
+    report: Check, paths: Paths, config: Config, environ: Mapping[str, str]
+) -> None:
+    if config.storage.backend == "sqlite" and not paths.state_db.exists():
+        report.notes.append(f"archive: none yet at {paths.state_db}")
+        return
+    stale_before = time.time() - RETENTION_S
+    async with open_archive(paths, config, environ) as archive:
+        report.problems += [f"archive: {problem}" for problem in await archive.check()]
+        counts = await archive.counts()
+        report.notes.append(
+            f"archive: {counts['sessions']} sessions, {counts['messages']} messages,"
+            f" {counts['people']} people"
+        )
+        states, stale = await _ledger_counts(archive, stale_before)
+    shown = ", ".join(f"{n} {state}" for state, n in sorted(states.items())) or "empty"
+    report.notes.append(f"ledger: outbox {shown}")
+    if stale:
+        report.problems.append(
+            f"ledger: {stale} unsent replies are older than {RETENTION_S // 86_400} days"
+            " (a platform that never took them?)"
+        )
+
+
+async def _ledger_counts(archive: ArchiveStore, stale_before: float) -> tuple[dict[str, int], int]:
+    """Outbox rows by state, and unsent ones older than the retention window."""
+    if isinstance(archive, Archive):
+
+        def stale(db: sqlite3.Connection) -> int:
+            row = db.execute(
+                "SELECT count(*) FROM outbox WHERE state = 'pending' AND created_at < ?",
+                (stale_before,),
+            ).fetchone()
+            return int(row[0])
+
+        return await Ledger(archive).counts(), await archive.transact(stale)
+    pool = archive.pool  # type: ignore[attr-defined]
+    await migrate_ledger(pool)
+    old = await pool.fetchval(
+        "SELECT count(*) FROM outbox WHERE state = 'pending' AND created_at < $1", stale_before
+    )
+    return await PgLedger(pool).counts(), int(old)
+
+
+def _check_documents(
+    report: Check, paths: Paths, config: Config, environ: Mapping[str, str]
+) -> None:
+    shared = shared_documents(config, environ)
+    stores = memory_stores(paths if shared is None else shared.memory(), config)
+    selected = [stores.for_person("shared")] if stores.scope == "shared" else list(stores)
+    for store in selected:
+        blocked, drifts = store.check()
+        for item in blocked:
+            entry = " ".join(item.entry.split())[:80]
+            report.problems.append(
+                f"memory: {store.person} · {FILE_NAMES[item.target]}: blocked entry"
+                f" ({', '.join(item.ids)}): {entry}"
+            )
+        for drift in drifts:
+            report.problems.append(
+                f"memory: {store.person} · {FILE_NAMES[drift.target]}: {drift.reason}"
+            )
+    report.notes.append(f"memory: {len(selected)} stores scanned")
+    skills = SkillStore(paths.skills if shared is None else DocumentTree(shared.skills()))
+    report.problems += [f"skills: {p.path}: {p.reason}" for p in skills.check()]
+    report.notes.append(f"skills: {len(skills.scan()[0])} skills checked")
