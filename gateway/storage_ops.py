@@ -51,7 +51,9 @@ from memory.skills import DocumentTree, FileTree, SkillStore
 if TYPE_CHECKING:
     import asyncpg
 
+    from gateway.ledger import OutboxRow
     from memory.archive import Message, Session
+    from memory.archive.postgres import Present
     from memory.documents.postgres import PgStores
 
 __all__ = ["Check", "Move", "Refused", "Tally", "check_home", "migrate_home"]
@@ -252,12 +254,17 @@ async def migrate_home(
         docs.append(_Doc("pairing", "", "pairing.json", pairing))
     variable, dsn = _dsn(config, environ)
     async with _target(variable, dsn) as (pool, stores):
+        # every refusal before the first write
+        held = await asyncio.to_thread(_held, stores, docs)
+        source = await _archive_source(paths, pool)
         if not dry_run:
             from memory.documents.schema import migrate as migrate_documents  # noqa: PLC0415
 
             await asyncio.to_thread(_with_conn, stores, migrate_documents)
-        await asyncio.to_thread(_documents, move, stores, docs, pairing)
-        await _archive(move, paths, pool)
+        await asyncio.to_thread(_documents, move, stores, docs, pairing, held)
+        if source is not None:
+            await _archive(move, paths, pool, source)
+        await _archive_totals(tallies, pool)
     _kind_totals(tallies, docs, pairing)
     return move
 
@@ -267,8 +274,8 @@ def _with_conn(stores: PgStores, work: Callable[[Any], object]) -> None:
         work(conn)
 
 
-def _documents(move: Move, stores: PgStores, docs: list[_Doc], pairing: bytes | None) -> None:
-    """Refuse on any difference first, then write what is missing."""
+def _held(stores: PgStores, docs: list[_Doc]) -> dict[str, bytes | None]:
+    """What the target holds for each of ``docs``; ``Refused`` if any differs."""
     exists = _documents_table(stores)
     held: dict[str, bytes | None] = {}
     for doc in docs:
@@ -284,6 +291,17 @@ def _documents(move: Move, stores: PgStores, docs: list[_Doc], pairing: bytes | 
             f" folder, delete the target's row (DELETE FROM store_documents WHERE {where}),"
             " and run the move again"
         )
+    return held
+
+
+def _documents(
+    move: Move,
+    stores: PgStores,
+    docs: list[_Doc],
+    pairing: bytes | None,
+    held: dict[str, bytes | None],
+) -> None:
+    """Write the documents the target lacks."""
     tallies = move.tallies
     for doc in docs:
         kind = _doc_kind(doc)
@@ -300,7 +318,7 @@ def _documents(move: Move, stores: PgStores, docs: list[_Doc], pairing: bytes | 
             continue
         tallies[kind].copied += _weight(doc, pairing)
         _found(tallies[kind], doc, pairing)
-    if exists or not move.dry_run:
+    if _documents_table(stores):
         tallies["memory documents"].target = _count_docs(stores, "memory")
         tallies["skill files"].target = _count_docs(stores, "skills")
         raw = stores.pairing().read("pairing.json").raw
@@ -325,55 +343,79 @@ def _kind_totals(tallies: dict[str, Tally], docs: list[_Doc], pairing: bytes | N
     tallies["pairing entries"].source = _pairing_entries(pairing)
 
 
-async def _archive(move: Move, paths: Paths, pool: asyncpg.Pool) -> None:
+@dataclass(frozen=True, slots=True)
+class _Source:
+    """What the SQLite archive and ledger hold, and how much of it the target has."""
+
+    sessions: list[Session]
+    pairs: list[tuple[int, str]]  # (message id, session id)
+    people: list[str]
+    outbox: list[OutboxRow]
+    before: Present
+    waiting: int  # pending outbox rows the target lacks
+
+
+async def _archive_source(paths: Paths, pool: asyncpg.Pool) -> _Source | None:
+    """None when the home has no archive (never create one: it would move nothing);
+    ``Refused`` when the target holds this archive's message ids for other messages."""
+    from memory.archive.postgres import present  # noqa: PLC0415
+
+    if not paths.state_db.exists():
+        return None
+    async with await Archive.open(paths.state_db) as archive:
+        sessions = await _sessions(archive)
+        pairs: list[tuple[int, str]] = []
+        for session in sessions:
+            messages = await archive.messages(session.id, viewer=None)
+            pairs += [(m.id, session.id) for m in messages]
+        people = await archive.people()
+        outbox = await Ledger(archive).pending()
+    async with pool.acquire() as db:
+        before = await present(db, [s.id for s in sessions], pairs, people)
+    if before.conflicts:
+        raise Refused(
+            f"the target holds {before.conflicts} of this archive's message ids for other"
+            " messages: it holds another archive; nothing was copied. Move into an empty"
+            " database (or schema)"
+        )
+    waiting = len(await missing_pending(pool, outbox))
+    return _Source(sessions, pairs, people, outbox, before, waiting)
+
+
+async def _archive(move: Move, paths: Paths, pool: asyncpg.Pool, source: _Source) -> None:
     from memory.archive.postgres import RestoreConflict, migrate, present  # noqa: PLC0415
 
     tallies = move.tallies
-    if paths.state_db.exists():  # never create one: an empty home moves nothing
+    before, after, waiting = source.before, source.before, source.waiting
+    outbox = tallies["pending outbox rows"]
+    if move.dry_run:
+        outbox.copied = waiting
+    else:
+        async with pool.acquire() as db:
+            await migrate(db)
         async with await Archive.open(paths.state_db) as archive:
-            sessions = await _sessions(archive)
-            pairs: list[tuple[int, str]] = []
-            for session in sessions:
-                messages = await archive.messages(session.id, viewer=None)
-                pairs += [(m.id, session.id) for m in messages]
-            people = await archive.people()
-            outbox = await Ledger(archive).pending()
-            async with pool.acquire() as db:
-                before = await present(db, [s.id for s in sessions], pairs, people)
-            if before.conflicts:
-                raise Refused(
-                    f"the target holds {before.conflicts} of this archive's message ids for"
-                    " other messages: it holds another archive; move into an empty database"
-                )
-            waiting = len(await missing_pending(pool, outbox))
-            after = before
-            if not move.dry_run:
-                async with pool.acquire() as db:
-                    await migrate(db)
-                try:
-                    for session in sessions:
-                        tallies["messages"].copied += await _restore(archive, pool, session)
-                except RestoreConflict as exc:
-                    raise Refused(f"{exc}; the sessions before it were copied") from None
-                tallies["pending outbox rows"].copied = await adopt_pending(pool, outbox)
-                waiting = len(await missing_pending(pool, outbox))
-                async with pool.acquire() as db:
-                    after = await present(db, [s.id for s in sessions], pairs, people)
-            else:
-                tallies["messages"].copied = len(pairs) - before.messages
-                tallies["pending outbox rows"].copied = waiting
-        for kind, source, held, was in (
-            ("sessions", len(sessions), after.sessions, before.sessions),
-            ("messages", len(pairs), after.messages, before.messages),
-            ("people", len(people), after.people, before.people),
-        ):
-            tallies[kind].source, tallies[kind].found = source, held
-            if not move.dry_run and kind != "messages":
-                tallies[kind].copied = held - was
-        outbox_tally = tallies["pending outbox rows"]
-        outbox_tally.source = len(outbox)
-        outbox_tally.found = len(outbox) - waiting
-    await _archive_totals(tallies, pool)
+            try:
+                for session in source.sessions:
+                    tallies["messages"].copied += await _restore(archive, pool, session)
+            except RestoreConflict as exc:
+                raise Refused(f"{exc}; the sessions before it were copied") from None
+        outbox.copied = await adopt_pending(pool, source.outbox)
+        waiting = len(await missing_pending(pool, source.outbox))
+        async with pool.acquire() as db:
+            ids = [s.id for s in source.sessions]
+            after = await present(db, ids, source.pairs, source.people)
+    for kind, count, held, was in (
+        ("sessions", len(source.sessions), after.sessions, before.sessions),
+        ("messages", len(source.pairs), after.messages, before.messages),
+        ("people", len(source.people), after.people, before.people),
+    ):
+        tallies[kind].source, tallies[kind].found = count, held
+        if move.dry_run:
+            tallies[kind].copied = count - was
+        elif kind != "messages":  # messages: as many as restore_session wrote
+            tallies[kind].copied = held - was
+    outbox.source = len(source.outbox)
+    outbox.found = len(source.outbox) - waiting
 
 
 async def _sessions(archive: Archive) -> list[Session]:
@@ -435,8 +477,8 @@ async def _check_archive(
         report.problems += [f"archive: {problem}" for problem in await archive.check()]
         counts = await archive.counts()
         report.notes.append(
-            f"archive: {counts['sessions']} sessions, {counts['messages']} messages,"
-            f" {counts['people']} people"
+            f"archive: {_plural(counts['sessions'], 'session')},"
+            f" {_plural(counts['messages'], 'message')}, {counts['people']} people"
         )
         states, stale = await _ledger_counts(archive, stale_before)
     shown = ", ".join(f"{n} {state}" for state, n in sorted(states.items())) or "empty"
@@ -486,7 +528,11 @@ def _check_documents(
             report.problems.append(
                 f"memory: {store.person} · {FILE_NAMES[drift.target]}: {drift.reason}"
             )
-    report.notes.append(f"memory: {len(selected)} stores scanned")
+    report.notes.append(f"memory: {_plural(len(selected), 'store')} scanned")
     skills = SkillStore(paths.skills if shared is None else DocumentTree(shared.skills()))
     report.problems += [f"skills: {p.path}: {p.reason}" for p in skills.check()]
-    report.notes.append(f"skills: {len(skills.scan()[0])} skills checked")
+    report.notes.append(f"skills: {_plural(len(skills.scan()[0]), 'skill')} checked")
+
+
+def _plural(n: int, noun: str) -> str:
+    return f"{n} {noun}{'' if n == 1 else 's'}"
