@@ -16,9 +16,10 @@
   queued but never answered is not carried over either: it was interrupted there.
 
 It is idempotent (what the target holds already is skipped; a second run copies nothing),
-and it never overwrites: a document or skill file the target holds with other bytes, a
-message id it holds for another message, stop the move (``Refused``) before anything of that
-kind is written. Every count is then verified: each kind's source items must all be in the
+and it never overwrites: a document or skill file the target holds with other bytes, or
+message ids it holds for other sessions' messages, stop the move (``Refused``) before
+anything is written. (A message id held in the same session for another text is found only
+while copying that session: the sessions before it stay copied, which a later run skips.) Every count is then verified: each kind's source items must all be in the
 target (the target may hold more: replicas may already have written there).
 
 ``check_home`` runs the integrity checks on the configured backend: the archive's
@@ -33,10 +34,10 @@ import contextlib
 import json
 import sqlite3
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from gateway.config import Config, ConfigError, Paths, memory_stores
 from gateway.ledger import RETENTION_S, Ledger
@@ -190,8 +191,11 @@ def _dsn(config: Config, environ: Mapping[str, str]) -> tuple[str, str]:
 
 
 @contextlib.asynccontextmanager
-async def _target(variable: str, dsn: str) -> AsyncIterator[tuple[asyncpg.Pool, PgStores]]:
-    """An asyncpg pool (archive, ledger) and the document stores, without migrating."""
+async def _target(
+    variable: str, dsn: str, *, migrate: bool
+) -> AsyncIterator[tuple[asyncpg.Pool, PgStores]]:
+    """An asyncpg pool (archive, ledger) and the document stores (their tables made only if
+    ``migrate``: a dry run creates nothing)."""
     import asyncpg  # noqa: PLC0415  (a driver: only a move loads it)
 
     from memory.documents.postgres import PgStores, open_pool  # noqa: PLC0415
@@ -208,7 +212,8 @@ async def _target(variable: str, dsn: str) -> AsyncIterator[tuple[asyncpg.Pool, 
             [f"storage: PostgreSQL at {variable} did not answer ({type(exc).__name__})"]
         ) from None
     try:
-        yield pool, PgStores(docs, run_migrations=False)
+        stores = await asyncio.to_thread(PgStores, docs, run_migrations=migrate)
+        yield pool, stores
     finally:
         docs.close()
         await pool.close()
@@ -253,25 +258,16 @@ async def migrate_home(
     if pairing is not None:
         docs.append(_Doc("pairing", "", "pairing.json", pairing))
     variable, dsn = _dsn(config, environ)
-    async with _target(variable, dsn) as (pool, stores):
+    async with _target(variable, dsn, migrate=not dry_run) as (pool, stores):
         # every refusal before the first write
         held = await asyncio.to_thread(_held, stores, docs)
         source = await _archive_source(paths, pool)
-        if not dry_run:
-            from memory.documents.schema import migrate as migrate_documents  # noqa: PLC0415
-
-            await asyncio.to_thread(_with_conn, stores, migrate_documents)
         await asyncio.to_thread(_documents, move, stores, docs, pairing, held)
         if source is not None:
             await _archive(move, paths, pool, source)
         await _archive_totals(tallies, pool)
     _kind_totals(tallies, docs, pairing)
     return move
-
-
-def _with_conn(stores: PgStores, work: Callable[[Any], object]) -> None:
-    with stores.pool.connection() as conn:
-        work(conn)
 
 
 def _held(stores: PgStores, docs: list[_Doc]) -> dict[str, bytes | None]:
