@@ -19,8 +19,9 @@ It is idempotent (what the target holds already is skipped; a second run copies 
 and it never overwrites: a document or skill file the target holds with other bytes, or
 message ids it holds for other sessions' messages, stop the move (``Refused``) before
 anything is written. (A message id held in the same session for another text is found only
-while copying that session: the sessions before it stay copied, which a later run skips.) Every count is then verified: each kind's source items must all be in the
-target (the target may hold more: replicas may already have written there).
+while copying that session: the sessions before it stay copied, which a later run skips.)
+Every count is then verified: each kind's source items must all be in the target (the
+target may hold more: replicas may already have written there).
 
 ``check_home`` runs the integrity checks on the configured backend: the archive's
 ``check``, the curated-memory scan (what ``mnemo memory scan`` reports), the skills check,
