@@ -39,7 +39,7 @@ from gateway.ledger import RETENTION_S, Inbound, OutboxRow, Outgoing, outbox_row
 if TYPE_CHECKING:
     import asyncpg
 
-__all__ = ["DEAD_AFTER_S", "MIGRATIONS", "PgLedger"]
+__all__ = ["DEAD_AFTER_S", "MIGRATED", "MIGRATIONS", "PgLedger", "adopt_pending", "missing_pending"]
 
 #: A replica whose heartbeat is older than this is gone; its open rows are orphans.
 DEAD_AFTER_S = 30.0
@@ -318,6 +318,68 @@ class PgLedger:
                 cutoff,
             )
         return gone
+
+
+# -- a home moved in (``mnemo storage migrate``) ----------------------------------------
+
+#: The owner of the unsent replies a move brought in: no replica has that id, so the first
+#: replica's start-up flush (``pending``) takes them over and sends them, once.
+MIGRATED = "migrated-from-sqlite"
+
+_SAME_ROW = (
+    "platform = $1 AND chat_id = $2 AND thread_id IS NOT DISTINCT FROM $3"
+    " AND reply_to IS NOT DISTINCT FROM $4 AND text = $5 AND kind = $6 AND created_at = $7"
+)
+
+
+async def missing_pending(pool: asyncpg.Pool, rows: Sequence[OutboxRow]) -> list[OutboxRow]:
+    """The unsent replies of another ledger (SQLite's) that this one does not hold yet: a
+    row is the same reply when its destination, text, kind and creation time are (the ids
+    of two ledgers mean nothing to each other)."""
+    if not rows:
+        return []
+    async with pool.acquire() as db:
+        if await db.fetchval("SELECT to_regclass('outbox') IS NULL"):
+            return list(rows)
+        missing = []
+        for row in rows:
+            found = await db.fetchval(f"SELECT 1 FROM outbox WHERE {_SAME_ROW}", *_key(row))
+            if found is None:
+                missing.append(row)
+    return missing
+
+
+async def adopt_pending(pool: asyncpg.Pool, rows: Sequence[OutboxRow]) -> int:
+    """Bring in the unsent replies of another ledger that this one lacks, with their chunk
+    progress, owned by ``MIGRATED``; how many were new."""
+    await migrate(pool)
+    new = await missing_pending(pool, rows)
+    async with pool.acquire() as db, db.transaction():
+        for row in new:
+            await db.execute(
+                "INSERT INTO outbox(platform, chat_id, thread_id, reply_to, text, markdown,"
+                " buttons, session_key, kind, owner, chunks_sent, attempts, created_at)"
+                " VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                row.platform,
+                row.chat_id,
+                row.thread_id,
+                row.reply_to,
+                row.text,
+                row.markdown,
+                json.dumps([list(b) for b in row.buttons]),
+                row.session_key,
+                row.kind,
+                MIGRATED,
+                row.chunks_sent,
+                row.attempts,
+                row.created_at,
+            )
+    return len(new)
+
+
+def _key(row: OutboxRow) -> tuple[object, ...]:
+    return (row.platform, row.chat_id, row.thread_id, row.reply_to, row.text, row.kind,
+            row.created_at)  # fmt: skip
 
 
 class _Executes(Protocol):

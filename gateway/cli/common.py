@@ -29,6 +29,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "gateway.cli.doctor",
         "check config, model, platform tokens, home, archive and memory",
     ),
+    "storage": (
+        "gateway.cli.storage",
+        "move a home into PostgreSQL, check the storage of either backend",
+    ),
     "init": ("gateway.cli.setup", "create the home folder and a commented config"),
     "config": ("gateway.cli.setup", "check the config or print a commented one"),
 }

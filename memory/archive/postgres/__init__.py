@@ -32,6 +32,8 @@ The contract is SQLite's (``memory.archive.store``), tested on both by one suite
 * ``check`` has no index to compare with its table (``search_text`` and ``words`` are
   generated columns); it checks the CJK grams and the session counters, ``repair`` rewrites
   them.
+* ``restore`` copies a session whole, every id kept (``mnemo storage migrate``): the
+  JSONL export keeps only what a person said and was told.
 * The fusion seam (``SemanticRanker``) works as on SQLite (``PgIndexes.by_id``), but the
   only ranker there is, the local provider, keeps its vectors in SQLite for now.
 """
@@ -42,10 +44,21 @@ from memory.archive.fusion import FUSION, Fusion, SemanticRanker
 from memory.archive.indexes import LIKE_SCAN_ROWS
 from memory.archive.postgres.archive import PgArchive
 from memory.archive.postgres.indexes import PgIndexes
+from memory.archive.postgres.restore import Present, RestoreConflict, present, restore_session
 from memory.archive.postgres.schema import MIGRATIONS, migrate
 from memory.archive.search import Searcher
 
-__all__ = ["MIGRATIONS", "PgArchive", "PgIndexes", "migrate", "pg_searcher"]
+__all__ = [
+    "MIGRATIONS",
+    "PgArchive",
+    "PgIndexes",
+    "Present",
+    "RestoreConflict",
+    "migrate",
+    "pg_searcher",
+    "present",
+    "restore_session",
+]
 
 
 def pg_searcher(
