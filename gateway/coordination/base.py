@@ -31,6 +31,7 @@ A message never carries the backend's URL: it may hold a password.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable, Callable
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
@@ -45,6 +46,7 @@ __all__ = [
     "Lease",
     "LeaseLost",
     "NoEvents",
+    "wait_out",
 ]
 
 Backend = Literal["local", "redis"]
@@ -171,3 +173,22 @@ class Coordinator(Protocol):
         ...
 
     async def aclose(self) -> None: ...
+
+
+async def wait_out(
+    held_until: Callable[[], Awaitable[float]],
+    clock: Callable[[], float],
+    max_s: float | None,
+) -> float:
+    """Sleep until ``held_until()`` (read again after each sleep: another replica may have
+    held the scope longer meanwhile) is past, at most ``max_s``; the seconds slept. The same
+    for every backend: only where the time is kept differs."""
+    slept = 0.0
+    while (left := await held_until() - clock()) > 0:
+        if max_s is not None:
+            left = min(left, max_s - slept)
+            if left <= 0:
+                break
+        await asyncio.sleep(left)
+        slept += left
+    return slept

@@ -19,7 +19,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 
-from gateway.coordination.base import Backend, CoordinationEvents, Lease, NoEvents
+from gateway.coordination.base import Backend, CoordinationEvents, Lease, NoEvents, wait_out
 
 __all__ = ["LocalCoordinator"]
 
@@ -126,15 +126,7 @@ class LocalCoordinator:
         return until
 
     async def wait(self, scope: str, *, max_s: float | None = None) -> float:
-        slept = 0.0
-        while (left := await self.held_until(scope) - self._clock()) > 0:
-            if max_s is not None:
-                left = min(left, max_s - slept)
-                if left <= 0:
-                    break
-            await asyncio.sleep(left)
-            slept += left
-        return slept
+        return await wait_out(lambda: self.held_until(scope), self._clock, max_s)
 
     async def hit(self, key: str, window_s: float) -> int:
         now = self._clock()

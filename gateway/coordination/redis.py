@@ -59,6 +59,7 @@ from gateway.coordination.base import (
     CoordinationUnavailable,
     Lease,
     NoEvents,
+    wait_out,
 )
 
 if TYPE_CHECKING:
@@ -286,15 +287,7 @@ class RedisCoordinator:
         return until if until > self._clock() else 0.0
 
     async def wait(self, scope: str, *, max_s: float | None = None) -> float:
-        slept = 0.0
-        while (left := await self.held_until(scope) - self._clock()) > 0:
-            if max_s is not None:
-                left = min(left, max_s - slept)
-                if left <= 0:
-                    break
-            await asyncio.sleep(left)
-            slept += left
-        return slept
+        return await wait_out(lambda: self.held_until(scope), self._clock, max_s)
 
     async def hit(self, key: str, window_s: float) -> int:
         now = self._clock()
