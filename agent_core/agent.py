@@ -193,6 +193,7 @@ class Agent:
         messages = await self.archive.messages(session.id, viewer=None)
         conversation.history = [chat_message(m) for m in messages]
         conversation.turns = sum(1 for m in messages if m.role == "user")
+        conversation.archived = len(messages)
         return conversation
 
     async def _people(self, session_id: str) -> tuple[str, ...]:
@@ -262,11 +263,9 @@ class Agent:
             await self._keep_message(conversation, user, sent, author)
             raise
         # the archive keeps the person's message as written; the history what was sent
-        await self.archive.append_exchange(
-            conversation.id,
-            archived_rows([user, *result.messages[1:]], author, result.usage_at),
-            people=[conversation.person],
-        )
+        rows = archived_rows([user, *result.messages[1:]], author, result.usage_at)
+        await self.archive.append_exchange(conversation.id, rows, people=[conversation.person])
+        conversation.archived += len(rows)
         conversation.history.extend(result.messages)
         conversation.turns += 1
         conversation.usage += result.usage
@@ -305,6 +304,7 @@ class Agent:
             [NewMessage("user", user["content"], speaker=author)],
             people=[conversation.person],
         )
+        conversation.archived += 1
         conversation.history.append(sent)
 
     # -- compression ----------------------------------------------------------------------
@@ -358,9 +358,11 @@ class Agent:
         await self.archive.start_session(child)
         carried = [*head, *tail]
         # carried rows are history, not turns spoken now: no speaker, so no budget counts them
-        await self.archive.append_exchange(child.id, archived_rows(carried, None))
+        rows = archived_rows(carried, None)
+        await self.archive.append_exchange(child.id, rows)
         await self.archive.end_session(parent.id, "compressed")
         conversation.id = child.id
+        conversation.archived = len(rows)
         conversation.system = prompt.message()
         conversation.history = carried
         conversation.compressions += 1

@@ -77,6 +77,9 @@ class Conversation:
     admin: bool = False  # an admin's session: skill writes apply without approval
     group: bool = False  # a group chat's session (what a memory provider is told)
     provider_tools: tuple[ProviderTool, ...] = ()  # the memory provider's, fixed at start
+    archived: int = 0
+    """Messages of this session in the archive as this process knows them (loaded on resume,
+    counted on each append): another replica's turn shows as a count it did not make."""
     unannounced: list[str] = field(default_factory=list)
     """Memory writes a compression flush staged for approval: the next turn's outcome
     carries them, so they are shown with its reply like the turn's own."""

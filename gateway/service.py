@@ -124,7 +124,10 @@ class Gateway:
             stores=agent.stores,
         )
         self.sessions = Sessions(
-            agent, idle_s=self.settings.idle_session_s, group_scope=self.settings.group_scope
+            agent,
+            idle_s=self.settings.idle_session_s,
+            group_scope=self.settings.group_scope,
+            shared=isinstance(self.ledger, Replicated),
         )
         self.budgets = Budgets(
             agent.archive, self.settings.limits, clock=clock, coordinator=self.coordinator

@@ -124,8 +124,12 @@ class Sessions:
         idle_s: float = 3600.0,
         group_scope: GroupScope = "chat",
         clock: Callable[[], float] = time.monotonic,
+        shared: bool = False,
     ) -> None:
+        """``shared``: other replicas may run this process's chats too (a shared archive):
+        a live conversation is checked against the archive before each turn."""
         self.agent = agent
+        self.shared = shared
         self.idle_s = idle_s
         self.group_scope: GroupScope = group_scope
         self._clock = clock
@@ -150,6 +154,9 @@ class Sessions:
         self.evict_idle()
         now = self._clock()
         live = self._live.get(key)
+        if live is not None and self.shared and await self._moved_on(key, live.conversation):
+            del self._live[key]  # another replica answered since: what the archive says wins
+            live = None
         if live is not None:
             live.last_used = now
             self._live.move_to_end(key)
@@ -172,6 +179,20 @@ class Sessions:
             )
         self._live[key] = _Live(conversation, now)
         return conversation
+
+    async def _moved_on(self, key: SessionKey, conversation: Conversation) -> bool:
+        """Whether the archive holds what this process has not seen of the key's session:
+        another replica's turns (a count this process did not make), or another session
+        (a /new or a compression there). Its turns held the session's lease, so nothing is
+        written while this one holds it. One indexed read a turn, with replicas only."""
+        if _busy(conversation):
+            return False  # a review or compression of ours is still writing to it
+        session = await self.agent.archive.latest_session(str(key))
+        return (
+            session is None
+            or session.id != conversation.id
+            or session.message_count != conversation.archived
+        )
 
     async def current_id(self, key: SessionKey) -> str | None:
         live = self.peek(key)

@@ -5,6 +5,8 @@ it stored but never sent is delivered (``gateway.replicas``, ``gateway.ledger_po
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import json
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -12,11 +14,15 @@ from pathlib import Path
 import asyncpg
 import pytest
 
+from gateway.config import Paths
+from gateway.config.storage import StorageConfig
 from gateway.ledger import Inbound, Outgoing
 from gateway.ledger_postgres import PgLedger
 from gateway.replies import RESTARTED
+from gateway.storage import open_storage
 from memory.archive.database import Archive
 from tests.gateway.rig import Rig, config
+from tests.services import postgres_schema
 
 DEAD_AFTER_S = 0.6
 
@@ -86,3 +92,31 @@ async def test_a_replica_that_stops_cleanly_leaves_nothing_to_take(
         await two.gateway.stop()
         await one_archive.close()
         await two_archive.close()
+
+
+async def test_a_chat_that_moved_between_replicas_keeps_its_whole_history(
+    tmp_path: Path,
+) -> None:
+    """Messages of one chat answered by replicas A, B, A: when the chat comes back to A, A's
+    model sees B's turn too (A's live conversation is older than the archive: it resumes)."""
+    async with postgres_schema() as dsn, contextlib.AsyncExitStack() as stack:
+        env = {"MNEMO_POSTGRES_DSN": dsn}
+        base = config()
+        cfg = base.model_copy(update={"storage": StorageConfig(backend="postgres")})
+        rigs = []
+        for name in ("a", "b"):
+            home = tmp_path / name
+            home.mkdir()
+            paths = Paths(home, home / "config.yaml", explicit_config=False)
+            storage = await stack.enter_async_context(open_storage(paths, cfg, env))
+            rig = Rig(home, storage.archive, cfg, storage=storage)
+            await rig.gateway.start()
+            stack.push_async_callback(rig.gateway.stop)
+            rigs.append(rig)
+        a, b = rigs
+        for n, rig in enumerate((a, b, a)):
+            await rig.adapter.say(f"message number {n}", user="1", update_id=f"u{n}")
+            await rig.adapter.wait_sent(1 if rig is b else n // 2 + 1)
+        last = json.dumps(a.model.requests[-1].messages)
+        assert "message number 1" in last and "echo: message number 1" in last
+        assert last.index("message number 0") < last.index("message number 1")
