@@ -22,7 +22,6 @@ from gateway.service import Gateway
 from gateway.storage import Storage
 from gateway.wiring import build_gateway
 from memory.archive import ArchiveStore
-from memory.archive.database import Archive
 from memory.providers import Provider
 from tests.gateway.harness import ChatAdapter
 
@@ -80,7 +79,7 @@ class Rig:
     def __init__(
         self,
         home: Path,
-        archive: Archive,
+        archive: ArchiveStore,
         cfg: Config,
         delay: float = 0.0,
         clock: Callable[[], float] = time.time,
