@@ -137,10 +137,15 @@ class Driver:
             sent_before = self.expected.setdefault(chat, [])
             text = f"c{chat} m{len(sent_before) + 1}"
             sent_before.append(reply_to(text))
-            self.api.push_text(chat, chat, text)
+            update = self.api.push_text(chat, chat, text)
             self.outstanding[chat] = (reply_to(text), time.monotonic())
+            self.deliver(update)
         if not self.outstanding and not self.ready:
             self.done.set()
+
+    def deliver(self, update: dict[str, Any]) -> None:
+        """Polling: the emulator queues the update for getUpdates, nothing more to do.
+        (``bench/replicas_bench.py`` posts it to a replica's webhook instead.)"""
 
     def on_sent(self, sent: SentMessage) -> None:
         entry = self.outstanding.pop(sent.chat_id, None)
