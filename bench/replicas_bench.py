@@ -103,11 +103,12 @@ async def serve(home: Path) -> int:
 class Setup:
     backend: str  # sqlite | postgres
     replicas: int
+    sticky: bool = False  # each chat always to the same replica (chat id mod N)
 
     @property
     def label(self) -> str:
         store = "sqlite" if self.backend == "sqlite" else "postgres+redis"
-        return f"{store} x{self.replicas}"
+        return f"{store} x{self.replicas}" + (" sticky" if self.sticky else "")
 
 
 @dataclass
@@ -129,11 +130,13 @@ class Balancer(Driver):
 
     urls: list[str] = field(default_factory=list)
     http: aiohttp.ClientSession | None = None
+    sticky: bool = False
     posts: set[asyncio.Task[None]] = field(default_factory=set)
     turn: int = 0
 
     def deliver(self, update: dict[str, Any]) -> None:
-        url = self.urls[self.turn % len(self.urls)]
+        at = update["message"]["chat"]["id"] if self.sticky else self.turn
+        url = self.urls[at % len(self.urls)]
         self.turn += 1
         task = asyncio.create_task(self._post(url, update))
         self.posts.add(task)
@@ -279,7 +282,7 @@ async def run_setup(setup: Setup, args: argparse.Namespace) -> Outcome:
                     )
                 )
                 urls = [f"http://127.0.0.1:{r.port}/telegram" for r in replicas]
-                driver = Balancer(api, urls=urls, http=http)
+                driver = Balancer(api, urls=urls, http=http, sticky=setup.sticky)
                 before = len(api.calls)
                 chats = range(1, args.chats + 1)
                 loaded = await driver.run(chats, args.messages_per_chat, args.window, args.timeout)
@@ -319,6 +322,7 @@ def render(args: argparse.Namespace, outcomes: Sequence[Outcome], cpu: tuple[flo
     for a, b in (
         (Setup("postgres", 1), Setup("sqlite", 1)),
         (Setup("postgres", 3), Setup("postgres", 1)),
+        (Setup("postgres", 3, sticky=True), Setup("postgres", 3)),
     ):
         if a in by and b in by:
             x, y = by[a], by[b]
@@ -335,7 +339,7 @@ def render(args: argparse.Namespace, outcomes: Sequence[Outcome], cpu: tuple[flo
     return (
         f"mnemo replicas benchmark — {args.chats:,} chats x {args.messages_per_chat} messages,"
         f" closed loop, window {args.window}; solo pass {args.solo}; max_concurrent_turns"
-        f" {args.concurrency} per replica; webhook, updates posted round robin\n"
+        f" {args.concurrency} per replica; webhook, updates posted round robin (sticky: by chat)\n"
         f"Python {platform.python_version()}, {os.cpu_count()} CPUs, load average"
         f" (1, 5, 15 min) at the end {load}\n\n"
         + table(header, rows)
@@ -351,11 +355,17 @@ def parse_setups(text: str) -> list[Setup]:
     setups = []
     for item in text.split(","):
         backend, _, n = item.partition(":")
-        if backend not in ("sqlite", "postgres") or not n.isdigit() or int(n) < 1:
-            raise argparse.ArgumentTypeError(f"{item!r}: sqlite:N or postgres:N")
+        n, _, route = n.partition(":")
+        if (
+            backend not in ("sqlite", "postgres")
+            or not n.isdigit()
+            or int(n) < 1
+            or route not in ("", "sticky")
+        ):
+            raise argparse.ArgumentTypeError(f"{item!r}: sqlite:1 or postgres:N[:sticky]")
         if backend == "sqlite" and int(n) != 1:
             raise argparse.ArgumentTypeError("sqlite keeps its state in one home: sqlite:1 only")
-        setups.append(Setup(backend, int(n)))
+        setups.append(Setup(backend, int(n), route == "sticky"))
     return setups
 
 
@@ -365,7 +375,8 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
         "--setups",
         type=parse_setups,
         default=parse_setups("sqlite:1,postgres:1,postgres:3"),
-        help="backend:replicas, in order (default sqlite:1,postgres:1,postgres:3)",
+        help="backend:replicas[:sticky], in order (default sqlite:1,postgres:1,postgres:3);"
+        " sticky posts each chat to one replica (chat id mod N) instead of round robin",
     )
     parser.add_argument("--replicas", type=int, help="shorthand: --setups BACKEND:N")
     parser.add_argument("--backend", choices=("sqlite", "postgres"), help="with --replicas")

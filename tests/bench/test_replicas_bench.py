@@ -60,5 +60,9 @@ async def test_one_and_three_replicas_answer_every_message_once(
 def test_replicas_and_backend_flags() -> None:
     assert parse_args(["--replicas", "3", "--backend", "postgres"]).setups == [Setup("postgres", 3)]
     assert parse_args(["--backend", "sqlite"]).setups == [Setup("sqlite", 1)]
+    assert parse_args(["--setups", "postgres:3:sticky,postgres:3"]).setups == [
+        Setup("postgres", 3, sticky=True),
+        Setup("postgres", 3),
+    ]
     with pytest.raises(SystemExit):
         parse_args(["--replicas", "2", "--backend", "sqlite"])
