@@ -117,6 +117,7 @@ class Outcome:
     loaded: Result
     solo: Result | None
     calls: Counter[str]
+    cpu: dict[str, float]  # CPU seconds during the passes, by part
 
     @property
     def turns(self) -> int:
@@ -154,6 +155,72 @@ class Balancer(Driver):
             problem = type(exc).__name__
         self.errors.append(f"webhook {url}: {problem}")
         self.done.set()  # the reply will never come: end the pass, the check fails
+
+
+def cpu_of(pid: int) -> float:
+    """CPU seconds (user + system) a process has used so far; 0 when it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return 0.0
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+class CpuMeter:
+    """CPU seconds used by each part of a setup between ``start`` and ``stop``: the replica
+    processes, their PostgreSQL backends (by ``application_name``), Redis (``INFO cpu``:
+    the whole server) and this process (the emulator and the balancer)."""
+
+    def __init__(self, replicas: Sequence[Replica], env: dict[str, str]) -> None:
+        self.replicas, self.env = replicas, env
+        self.tag = env.get("MNEMO_BENCH_NAMESPACE", "").rstrip(":")
+        self.began: dict[str, float] = {}
+        self.backends: dict[int, float] = {}
+
+    async def _backend_pids(self) -> list[int]:
+        import asyncpg  # noqa: PLC0415
+
+        admin = await asyncpg.connect(self.env["MNEMO_BENCH_ADMIN_DSN"])
+        try:
+            rows = await admin.fetch(
+                "SELECT pid FROM pg_stat_activity WHERE application_name = $1", self.tag
+            )
+        finally:
+            await admin.close()
+        return [r["pid"] for r in rows]
+
+    async def _redis_cpu(self) -> float:
+        from redis.asyncio import Redis  # noqa: PLC0415
+
+        client = Redis.from_url(self.env["MNEMO_REDIS_URL"])
+        try:
+            info = await client.info("cpu")
+        finally:
+            await client.aclose()
+        return float(info["used_cpu_user"]) + float(info["used_cpu_sys"])
+
+    async def _now(self) -> dict[str, float]:
+        parts = {
+            "replicas": sum(cpu_of(r.proc.pid) for r in self.replicas),
+            "bench process": time.process_time(),
+        }
+        if self.tag:
+            parts["Redis"] = await self._redis_cpu()
+        return parts
+
+    async def start(self) -> None:
+        self.began = await self._now()
+        if self.tag:
+            self.backends = {pid: cpu_of(pid) for pid in await self._backend_pids()}
+
+    async def stop(self) -> dict[str, float]:
+        end = await self._now()
+        used = {part: end[part] - self.began[part] for part in end}
+        if self.tag:  # a backend that connected during the passes started from nothing
+            pids = await self._backend_pids()
+            used["PostgreSQL"] = sum(cpu_of(pid) - self.backends.get(pid, 0.0) for pid in pids)
+        return used
 
 
 class Replica:
@@ -243,6 +310,7 @@ async def shared_state(setup: Setup, args: argparse.Namespace) -> AsyncIterator[
         f"&application_name={tag}"
     )
     env["MNEMO_REDIS_URL"] = args.redis
+    env["MNEMO_BENCH_ADMIN_DSN"] = args.dsn
     env["MNEMO_BENCH_NAMESPACE"] = f"{tag}:"
     try:
         yield env
@@ -283,7 +351,8 @@ async def run_setup(setup: Setup, args: argparse.Namespace) -> Outcome:
                 )
                 urls = [f"http://127.0.0.1:{r.port}/telegram" for r in replicas]
                 driver = Balancer(api, urls=urls, http=http, sticky=setup.sticky)
-                before = len(api.calls)
+                before, meter = len(api.calls), CpuMeter(replicas, env)
+                await meter.start()
                 chats = range(1, args.chats + 1)
                 loaded = await driver.run(chats, args.messages_per_chat, args.window, args.timeout)
                 solo = None
@@ -291,10 +360,11 @@ async def run_setup(setup: Setup, args: argparse.Namespace) -> Outcome:
                     solo = await driver.run(chats[: args.solo], 1, 1, args.timeout)
                 await asyncio.sleep(0.2)  # a late duplicate would land here
                 calls = Counter(c.method for c in api.calls[before:])
+                cpu = await meter.stop()
             finally:
                 await asyncio.gather(*(r.stop() for r in replicas))
             driver.check()  # again after every replica stopped: nothing sent twice
-            return Outcome(setup, loaded, solo, calls)
+            return Outcome(setup, loaded, solo, calls, cpu)
 
 
 def render(args: argparse.Namespace, outcomes: Sequence[Outcome], cpu: tuple[float, float]) -> str:
@@ -316,6 +386,9 @@ def render(args: argparse.Namespace, outcomes: Sequence[Outcome], cpu: tuple[flo
         rows.append(
             [f"{method} requests per turn", *(f"{o.calls[method] / o.turns:.2f}" for o in outcomes)]
         )
+    for part in ("replicas", "PostgreSQL", "Redis", "bench process"):
+        cells = [f"{1000 * o.cpu[part] / o.turns:.1f}" if part in o.cpu else "—" for o in outcomes]
+        rows.append([f"CPU ms per turn: {part}", *cells])
     header = ["metric", *(o.setup.label for o in outcomes)]
     ratios = []
     by = {o.setup: o for o in outcomes}
