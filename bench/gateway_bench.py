@@ -127,7 +127,12 @@ class Driver:
             await asyncio.wait_for(self.done.wait(), limit)
         except TimeoutError:
             missing = sum(self.left.values()) + len(self.outstanding)
-            raise SystemExit(f"timed out after {limit:.0f}s; {missing} replies missing") from None
+            waiting = ", ".join(
+                f"chat {c}: {t!r}" for c, (t, _) in list(self.outstanding.items())[:5]
+            )
+            raise SystemExit(
+                f"timed out after {limit:.0f}s; {missing} replies missing ({waiting})"
+            ) from None
         return Result(len(self.latencies), time.perf_counter() - began, self.latencies)
 
     def fill(self) -> None:

@@ -26,9 +26,11 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import os
 import platform
 import secrets
+import shutil
 import signal
 import sys
 import tempfile
@@ -66,6 +68,9 @@ async def serve(home: Path) -> int:
     from gateway.storage import open_storage  # noqa: PLC0415
     from gateway.wiring import build_gateway  # noqa: PLC0415
 
+    logging.basicConfig(
+        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     config = Config.model_validate(json.loads((home / "bench.json").read_text("utf-8")))
     paths = Paths(home, home / "config.yaml", explicit_config=False)
     environ = dict(os.environ)
@@ -361,6 +366,12 @@ async def run_setup(setup: Setup, args: argparse.Namespace) -> Outcome:
                 await asyncio.sleep(0.2)  # a late duplicate would land here
                 calls = Counter(c.method for c in api.calls[before:])
                 cpu = await meter.stop()
+            except BaseException:
+                keep = Path(tempfile.mkdtemp(prefix="mnemo-replicas-failed-"))
+                for i, r in enumerate(replicas):
+                    shutil.copy(r.log, keep / f"replica-{i}.log")
+                print(f"the replicas' logs: {keep}", file=sys.stderr)
+                raise
             finally:
                 await asyncio.gather(*(r.stop() for r in replicas))
             driver.check()  # again after every replica stopped: nothing sent twice
@@ -456,7 +467,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--chats", type=int, default=1000, help="private chats (user ids 1..N)")
     parser.add_argument("--messages-per-chat", type=int, default=3)
     parser.add_argument("--concurrency", type=int, default=8, help="max_concurrent_turns each")
-    parser.add_argument("--window", type=int, help="outstanding at once (default: every chat)")
+    parser.add_argument("--window", type=int, default=64, help="outstanding at once (64)")
     parser.add_argument("--solo", type=int, default=200, help="unloaded pass (0 skips it)")
     parser.add_argument("--timeout", type=float, default=600.0, help="seconds a pass may take")
     parser.add_argument("--dsn", default=DSN, help="PostgreSQL database (a schema is made)")
@@ -471,7 +482,7 @@ def parse_args(argv: Sequence[str] | None = None) -> argparse.Namespace:
     if args.quick:
         args.chats, args.solo = 100, min(args.solo, 50)
     args.solo = min(args.solo, args.chats)
-    args.window = args.window or args.chats
+    args.window = min(args.window, args.chats)
     return args
 
 
