@@ -389,7 +389,7 @@ def render(args: argparse.Namespace, outcomes: Sequence[Outcome], cpu: tuple[flo
             rows.append([f"latency p{q} ms, {label}", *cells])
         return rows
 
-    rows = [["turns/s, all chats in flight", *(f"{o.loaded.rate:,.0f}" for o in outcomes)]]
+    rows = [[f"turns/s, {args.window} in flight", *(f"{o.loaded.rate:,.0f}" for o in outcomes)]]
     rows += pcts(f"{args.window} in flight", "loaded")
     if args.solo:
         rows += pcts("one at a time", "solo")
