@@ -36,7 +36,7 @@ from urllib.parse import quote
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script: find bench.*
 
-from bench.archive_common import SEARCH_LIMIT, log
+from bench.archive_common import SEARCH_LIMIT, Progress, log
 from bench.archive_data import Dataset, generate
 from bench.archive_load import db_bytes, session_spec
 from bench.archive_queries import Query, Timings, cjk_queries, english_queries
@@ -56,14 +56,18 @@ class Result:
     timings: dict[str, Timings] = field(default_factory=dict)
 
 
-async def ingest(archive: ArchiveStore, data: Dataset) -> float:
+async def ingest(archive: ArchiveStore, data: Dataset, label: str) -> float:
     """Every exchange through the API, one transaction each; returns seconds."""
+    progress = Progress(f"{label}: ingest", data.messages)
+    done = 0
     start = time.perf_counter()
     for exchange in data.exchanges:
         plan = data.sessions[exchange.session]
         if exchange.first:
             await archive.start_session(session_spec(plan))
         await archive.append_exchange(plan.id, exchange.messages, people=(exchange.speaker,))
+        done += len(exchange.messages)
+        progress.update(done)
     return time.perf_counter() - start
 
 
@@ -83,7 +87,7 @@ async def on_sqlite(data: Dataset, queries: Sequence[Query], work: Path) -> Resu
     path = work / "state.db"
     async with await Archive.open(path) as archive:
         log("sqlite: ingest")
-        result.ingest_s = await ingest(archive, data)
+        result.ingest_s = await ingest(archive, data, "sqlite")
         log("sqlite: discover")
         result.timings = await search(Searcher(archive), queries)
     result.bytes = db_bytes(path)
@@ -105,7 +109,7 @@ async def on_postgres(data: Dataset, queries: Sequence[Query], dsn: str) -> Resu
             f"{dsn}{separator}search_path={quote(schema + ',public')}"
         ) as archive:
             log("postgres: ingest")
-            result.ingest_s = await ingest(archive, data)
+            result.ingest_s = await ingest(archive, data, "postgres")
             await admin.execute(f'ANALYZE "{schema}".messages')
             log("postgres: discover")
             result.timings = await search(pg_searcher(archive), queries)

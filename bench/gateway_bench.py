@@ -127,7 +127,12 @@ class Driver:
             await asyncio.wait_for(self.done.wait(), limit)
         except TimeoutError:
             missing = sum(self.left.values()) + len(self.outstanding)
-            raise SystemExit(f"timed out after {limit:.0f}s; {missing} replies missing") from None
+            waiting = ", ".join(
+                f"chat {c}: {t!r}" for c, (t, _) in list(self.outstanding.items())[:5]
+            )
+            raise SystemExit(
+                f"timed out after {limit:.0f}s; {missing} replies missing ({waiting})"
+            ) from None
         return Result(len(self.latencies), time.perf_counter() - began, self.latencies)
 
     def fill(self) -> None:
@@ -137,10 +142,15 @@ class Driver:
             sent_before = self.expected.setdefault(chat, [])
             text = f"c{chat} m{len(sent_before) + 1}"
             sent_before.append(reply_to(text))
-            self.api.push_text(chat, chat, text)
+            update = self.api.push_text(chat, chat, text)
             self.outstanding[chat] = (reply_to(text), time.monotonic())
+            self.deliver(update)
         if not self.outstanding and not self.ready:
             self.done.set()
+
+    def deliver(self, update: dict[str, Any]) -> None:
+        """Polling: the emulator queues the update for getUpdates, nothing more to do.
+        (``bench/replicas_bench.py`` posts it to a replica's webhook instead.)"""
 
     def on_sent(self, sent: SentMessage) -> None:
         entry = self.outstanding.pop(sent.chat_id, None)
