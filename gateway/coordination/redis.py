@@ -68,6 +68,9 @@ if TYPE_CHECKING:
 
 __all__ = ["RedisCoordinator"]
 
+#: Connections to Redis one replica keeps at most; more callers wait for one (bounded).
+MAX_CONNECTIONS = 64
+
 log = logging.getLogger(__name__)
 _T = TypeVar("_T")
 
@@ -158,18 +161,27 @@ class RedisCoordinator:
     @classmethod
     def connect(cls, url: str, **options: Any) -> RedisCoordinator:
         """A coordinator on the Redis at ``url`` (no I/O yet: ``ping`` checks it answers)."""
-        from redis.asyncio import Redis  # noqa: PLC0415 - only the redis backend needs it
+        from redis.asyncio import BlockingConnectionPool, Redis  # noqa: PLC0415 - redis only
         from redis.asyncio.retry import Retry  # noqa: PLC0415
         from redis.backoff import NoBackoff  # noqa: PLC0415
 
         timeout = float(options.get("timeout_s", 2.0))
-        client = Redis.from_url(
+        # A burst of chats (a thousand lanes asking for leases at once) waits its turn for a
+        # connection, up to the timeout, instead of failing at the pool's cap: failures there
+        # lost renewals, and with them turns (found by bench/replicas_bench.py --window 1000).
+        pool = BlockingConnectionPool.from_url(
             url,
+            max_connections=MAX_CONNECTIONS,
+            timeout=timeout,
             socket_timeout=timeout,
             socket_connect_timeout=timeout,
-            retry=Retry(NoBackoff(), 1),  # one quick retry on a dropped connection, no more
             health_check_interval=30,
         )
+        client = Redis(
+            connection_pool=pool,
+            retry=Retry(NoBackoff(), 1),  # one quick retry on a dropped connection, no more
+        )
+        client.auto_close_connection_pool = True  # the client owns its pool: aclose closes it
         return cls(client, **options)
 
     @property
