@@ -299,11 +299,8 @@ class Agent:
     ) -> None:
         """A turn that did not finish keeps what the person wrote: archived as written, in
         the history as it was sent."""
-        await self.archive.append_exchange(
-            conversation.id,
-            [NewMessage("user", user["content"], speaker=author)],
-            people=[conversation.person],
-        )
+        row = NewMessage("user", user["content"], speaker=author)
+        await self.archive.append_exchange(conversation.id, [row], people=[conversation.person])
         conversation.archived += 1
         conversation.history.append(sent)
 

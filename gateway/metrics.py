@@ -55,8 +55,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Literal, ParamSpec, Protocol, get_args, runtime_checkable
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Literal, ParamSpec, get_args
 
 from prometheus_client import (
     CollectorRegistry,
@@ -66,12 +66,9 @@ from prometheus_client import (
     ProcessCollector,
     generate_latest,
 )
-from prometheus_client.core import CounterMetricFamily
-from prometheus_client.metrics_core import Metric
-from prometheus_client.registry import Collector
 
-from adapters.skips import SKIP_REASONS, SkipReason
 from agent_core.models import ModelErrorKind
+from gateway.adapter_counts import RefusalSource, RefusedPosts, SkippedUpdates, SkipSource
 from memory import FILE_NAMES, TARGETS, MemoryStores
 from memory.curated import usage_chars
 
@@ -109,22 +106,6 @@ minute or two; past 120 s something is wrong, and ``+Inf`` shows it."""
 _P = ParamSpec("_P")
 
 
-class SkipSource(Protocol):
-    """What ``watch_skips`` reads: an ``Adapter`` (``adapters.base``) has this property."""
-
-    @property
-    def skipped(self) -> Mapping[SkipReason, int]: ...
-
-
-@runtime_checkable
-class RefusalSource(Protocol):
-    """What ``watch_refused`` reads: a webhook adapter's posts refused, by reason (the
-    Telegram adapter has it; ``Gateway`` watches every adapter that does)."""
-
-    @property
-    def webhook_refused(self) -> Mapping[str, int]: ...
-
-
 def _never_raises(method: Callable[_P, None]) -> Callable[_P, None]:
     """A recorder that fails logs a warning instead of breaking the caller's turn."""
 
@@ -140,56 +121,6 @@ def _never_raises(method: Callable[_P, None]) -> Callable[_P, None]:
 
 def _count(n: float) -> float:
     return n if n > 0 else 0
-
-
-class _Skipped(Collector):
-    """``mnemo_updates_skipped_total``, read from each platform's adapter when collected."""
-
-    def __init__(self) -> None:
-        self.sources: dict[str, SkipSource] = {}
-        self._last: dict[str, Mapping[SkipReason, int]] = {}
-
-    def collect(self) -> Iterator[Metric]:
-        family = CounterMetricFamily(
-            "mnemo_updates_skipped",
-            "Updates a platform sent that could not be parsed (unparsable) or mapped "
-            "(unnormalisable): confirmed, logged and skipped.",
-            labels=["platform", "reason"],
-        )
-        for platform, source in sorted(self.sources.items()):
-            try:
-                counts: Mapping[SkipReason, int] = dict(source.skipped)
-                self._last[platform] = counts
-            except Exception:  # never break a scrape: the last numbers stand
-                log.warning("metrics: reading the skipped updates of %s failed", platform)
-                counts = self._last.get(platform, {})
-            for reason in SKIP_REASONS:
-                family.add_metric([platform, reason], max(0, counts.get(reason, 0)))
-        yield family
-
-
-class _Refused(Collector):
-    """``mnemo_webhook_refused_total``, read from each webhook adapter when collected."""
-
-    def __init__(self) -> None:
-        self.sources: dict[str, RefusalSource] = {}
-
-    def collect(self) -> Iterator[Metric]:
-        family = CounterMetricFamily(
-            "mnemo_webhook_refused",
-            "Webhook posts refused: a missing or wrong secret token (secret), not JSON by "
-            "its content type (content_type) or its body (body).",
-            labels=["platform", "reason"],
-        )
-        for platform, source in sorted(self.sources.items()):
-            try:
-                counts = dict(source.webhook_refused)
-            except Exception:  # never break a scrape
-                log.warning("metrics: reading the webhook refusals of %s failed", platform)
-                continue
-            for reason, count in sorted(counts.items()):
-                family.add_metric([platform, reason], max(0, count))
-        yield family
 
 
 class Metrics:
@@ -313,9 +244,9 @@ class Metrics:
         )
         for op in COORDINATION_OPS:
             self._coordination_errors.labels(op=op)
-        self._skipped = _Skipped()
+        self._skipped = SkippedUpdates()
         reg.register(self._skipped)
-        self._refused = _Refused()
+        self._refused = RefusedPosts()
         reg.register(self._refused)
         for kind in ("prompt", "cached", "completion"):
             self._tokens.labels(kind=kind)

@@ -57,7 +57,7 @@ from gateway.config.memory import (
     ProviderOptions,
     ReviewConfig,
 )
-from gateway.config.storage import StorageConfig
+from gateway.config.storage import CoordinationConfig, StorageConfig
 from memory import MemoryLimits, MemoryStores
 from memory.documents import Folders
 
@@ -258,25 +258,6 @@ class OpsConfig(Section):
     """Logs on stderr: human-readable lines, or one JSON object per line."""
     log_level: Literal["debug", "info", "warning", "error"] = "info"
     """The least severe level logged."""
-
-
-Namespace = Annotated[str, Field(min_length=1, max_length=64, pattern=r"^[A-Za-z0-9_.:-]+$")]
-"""A key prefix: letters, digits and ``_ . : -``."""
-
-
-class CoordinationConfig(Section):
-    backend: Literal["local", "redis"] = "local"
-    """Where replicas agree on who runs a chat's turn, which replica answers an update, flood
-    waits and limits: local (this process alone, the default) or redis (several `mnemo run`
-    replicas serving the same bots)."""
-    redis_url_env: EnvName = "MNEMO_REDIS_URL"
-    """Environment variable holding the Redis URL (redis://[:password@]host:port/db), read
-    with backend redis; never written in this file, never logged."""
-    namespace: Namespace = "mnemo:"
-    """Prefix of every Redis key: give each bot that shares one Redis its own."""
-    lease_ttl_s: float = Field(default=30.0, ge=1, le=600)
-    """Seconds a chat stays held by a replica that died mid-turn before another continues
-    it (a live replica renews its lease every third of this)."""
 
 
 class Config(Section):
