@@ -69,7 +69,8 @@ async def serve(home: Path) -> int:
     from gateway.wiring import build_gateway  # noqa: PLC0415
 
     logging.basicConfig(
-        level=logging.WARNING, format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        level=os.environ.get("MNEMO_BENCH_LOG_LEVEL", "WARNING"),
+        format="%(asctime)s %(levelname)s %(name)s: %(message)s",
     )
     config = Config.model_validate(json.loads((home / "bench.json").read_text("utf-8")))
     paths = Paths(home, home / "config.yaml", explicit_config=False)
