@@ -23,7 +23,7 @@ import atexit
 import contextlib
 import functools
 import time
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -37,7 +37,14 @@ if TYPE_CHECKING:  # the archive and the ledger load only where a command opens 
     from memory.archive import ArchiveStore
     from memory.documents.postgres import PgStores
 
-__all__ = ["Storage", "open_archive", "open_storage", "shared_documents"]
+__all__ = [
+    "Storage",
+    "open_archive",
+    "open_storage",
+    "postgres_dsn",
+    "reaching",
+    "shared_documents",
+]
 
 
 @dataclass(slots=True)
@@ -48,6 +55,28 @@ class Storage:
     pairing: PairingStore
     skills: SkillStore | None  # None: skills are off
     ledger: DeliveryLedger | None = None  # None: the archive's own (SQLite)
+
+
+def postgres_dsn(config: Config, environ: Mapping[str, str]) -> tuple[str, str]:
+    """(the variable, the connection string) of ``storage.postgres``; ``ConfigError`` when
+    the variable is unset."""
+    variable = config.storage.postgres.dsn_env
+    dsn = environ.get(variable, "").strip()
+    if not dsn:
+        raise ConfigError([f"storage.backend is postgres but {variable} is not set"])
+    return variable, dsn
+
+
+@contextlib.contextmanager
+def reaching(variable: str) -> Iterator[None]:
+    """A failure to reach PostgreSQL inside as one ``ConfigError`` line that names the
+    variable and the failure's kind: the driver's own message may quote the DSN."""
+    try:
+        yield
+    except Exception as exc:
+        raise ConfigError(
+            [f"storage: PostgreSQL at {variable} did not answer ({type(exc).__name__})"]
+        ) from None
 
 
 @contextlib.asynccontextmanager
@@ -88,18 +117,13 @@ async def _postgres(
     from memory.documents.postgres import PgStores, open_pool  # noqa: PLC0415
 
     section = config.storage.postgres
-    dsn = environ.get(section.dsn_env, "").strip()
-    if not dsn:
-        raise ConfigError([f"storage.backend is postgres but {section.dsn_env} is not set"])
-    try:
+    variable, dsn = postgres_dsn(config, environ)
+    with reaching(variable):
         archive = await PgArchive.open(dsn, max_size=section.pool_size)
-    except Exception as exc:  # the message may quote the DSN: name the variable instead
-        raise ConfigError(
-            [f"storage: PostgreSQL at {section.dsn_env} did not answer ({type(exc).__name__})"]
-        ) from None
     opened.push_async_callback(archive.close)
     ledger = await PgLedger(archive.pool, dead_after_s=section.dead_after_s).open()
-    pool = await asyncio.to_thread(open_pool, dsn, max_size=section.pool_size)
+    with reaching(variable):
+        pool = await asyncio.to_thread(open_pool, dsn, max_size=section.pool_size)
     opened.callback(pool.close)
     stores = await asyncio.to_thread(PgStores, pool)
     memory = memory_stores(stores.memory(), config)
@@ -119,25 +143,18 @@ def shared_documents(config: Config, environ: Mapping[str, str]) -> PgStores | N
     database cannot be reached."""
     if config.storage.backend != "postgres":
         return None
-    section = config.storage.postgres
-    return _documents(section.dsn_env, environ.get(section.dsn_env, "").strip())
+    return _documents(*postgres_dsn(config, environ))
 
 
 @functools.cache
 def _documents(variable: str, dsn: str) -> PgStores:
+    import psycopg  # noqa: PLC0415
+
     from memory.documents.postgres import PgStores, open_pool  # noqa: PLC0415
 
-    if not dsn:
-        raise ConfigError([f"storage.backend is postgres but {variable} is not set"])
-    try:
-        import psycopg  # noqa: PLC0415
-
+    with reaching(variable):
         psycopg.connect(dsn, connect_timeout=5).close()  # a refusal fails at once, not in 5 s
         pool = open_pool(dsn, max_size=2, timeout_s=5)
-    except Exception as exc:  # the message may quote the DSN
-        raise ConfigError(
-            [f"storage: PostgreSQL at {variable} did not answer ({type(exc).__name__})"]
-        ) from None
     atexit.register(pool.close)
     return PgStores(pool)
 
@@ -155,15 +172,8 @@ async def open_archive(
         return
     from memory.archive.postgres import PgArchive  # noqa: PLC0415
 
-    section = config.storage.postgres
-    dsn = environ.get(section.dsn_env, "").strip()
-    if not dsn:
-        raise ConfigError([f"storage.backend is postgres but {section.dsn_env} is not set"])
-    try:
+    variable, dsn = postgres_dsn(config, environ)
+    with reaching(variable):
         pg = await PgArchive.open(dsn, max_size=2)
-    except Exception as exc:
-        raise ConfigError(
-            [f"storage: PostgreSQL at {section.dsn_env} did not answer ({type(exc).__name__})"]
-        ) from None
     async with pg:
         yield pg

@@ -41,6 +41,7 @@ from typing import TYPE_CHECKING
 from gateway.config import Config, ConfigError, Paths
 from gateway.ledger import Ledger
 from gateway.ledger_postgres import adopt_pending, missing_pending
+from gateway.storage import reaching
 from memory.archive import Archive
 from memory.documents import Documents, DocumentsError, FileDocuments, FileFolders
 from memory.skills import FileTree
@@ -196,17 +197,13 @@ async def _target(
 
     from memory.documents.postgres import PgStores, open_pool  # noqa: PLC0415
 
-    try:
+    with reaching(variable):
         pool = await asyncpg.create_pool(dsn, min_size=1, max_size=2, timeout=10)
         try:
             docs = await asyncio.to_thread(open_pool, dsn, max_size=2, timeout_s=10)
         except BaseException:
             await pool.close()
             raise
-    except Exception as exc:  # the message may quote the DSN: name the variable instead
-        raise ConfigError(
-            [f"storage: PostgreSQL at {variable} did not answer ({type(exc).__name__})"]
-        ) from None
     try:
         stores = await asyncio.to_thread(PgStores, docs, run_migrations=migrate)
         yield pool, stores
