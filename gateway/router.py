@@ -53,6 +53,7 @@ __all__ = ["Handler", "Router", "RouterClosed"]
 log = logging.getLogger(__name__)
 Handler = Callable[["SessionKey", Sequence[InboundMessage]], Awaitable[None]]
 RETRY_S = (0.5, 1.0, 2.0, 5.0)  # pauses after a lease could not be taken, then the last again
+CANCEL_WAIT_S = 5.0  # how long the drain waits for the lanes it cancelled
 
 
 class RouterClosed(RuntimeError):
@@ -200,9 +201,10 @@ class Router:
         _done, left = await asyncio.wait(tasks, timeout=timeout_s)
         for task in left:
             task.cancel()
-        for task in left:
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        if left:  # bounded: a library may swallow a cancellation (Python 3.11's wait_for)
+            _done, stuck = await asyncio.wait(left, timeout=CANCEL_WAIT_S)
+            for task in stuck:
+                log.warning("%s did not stop when cancelled; left behind", task.get_name())
         return not left
 
 

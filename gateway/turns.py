@@ -179,12 +179,14 @@ class Turns:
         cancelling one mid-flight would cost the platform client its kept-alive connection
         (bench/gateway_bench.py measured +50% throughput from this)."""
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(done.wait(), TYPING_AFTER_S)
+            async with asyncio.timeout(TYPING_AFTER_S):  # 3.11 wait_for loses cancels
+                await done.wait()
         while not done.is_set():
             with contextlib.suppress(Exception):
                 await adapter.typing(message.chat_id, message.thread_id)
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(done.wait(), TYPING_EVERY_S)
+                async with asyncio.timeout(TYPING_EVERY_S):  # 3.11 wait_for loses cancels
+                    await done.wait()
 
     def _after_review(
         self,

@@ -187,7 +187,8 @@ class Poller:
 
     async def _pause(self, seconds: float) -> None:
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._stopping.wait(), seconds)
+            async with asyncio.timeout(seconds):  # 3.11 wait_for loses cancels
+                await self._stopping.wait()
 
     async def confirm(self) -> None:
         """Tell Telegram the updates handed on are done (as Updater does on stop)."""

@@ -219,18 +219,24 @@ class RedisCoordinator:
                         granted = Lease(key, fence, on_lost=on_lost, peek=peek)
                         break
                     with contextlib.suppress(TimeoutError):
-                        await asyncio.wait_for(woken.wait(), delay)
+                        async with asyncio.timeout(delay):  # not wait_for: see ``_call``
+                            await woken.wait()
                     delay = min(delay * 2, self.poll_cap_s)
             self.events.lease_wait(time.monotonic() - began)
-            renewal = asyncio.create_task(self._renew(keys[0], me, granted), name=f"lease:{key}")
+            held = asyncio.Event()  # cleared when the block ends: renewals stop
+            held.set()
+            renewal = asyncio.create_task(
+                self._renew(keys[0], me, granted, held), name=f"lease:{key}"
+            )
             self._renewals.add(renewal)
             renewal.add_done_callback(self._renewals.discard)
             try:
                 yield granted
             finally:
+                held.clear()
                 renewal.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await renewal
+                # bounded: a renewal that outlived this block acts on nothing (``held``)
+                await asyncio.wait({renewal}, timeout=self.timeout_s + 1)
         finally:
             # Released (or, when cancelled while waiting, our place in the queue given up),
             # even if the caller is being cancelled: a lease left behind blocks the key a TTL.
@@ -243,9 +249,9 @@ class RedisCoordinator:
         args = [me, self._wakeups.channel, key]
         await self._call("release", self._scripts["release"](keys[:3], args))
 
-    async def _renew(self, lease_key: str, me: str, lease: Lease) -> None:
-        """Renew every ttl/3; lose the lease when the key is someone else's, or when no
-        renewal succeeded for 2/3 of the TTL."""
+    async def _renew(self, lease_key: str, me: str, lease: Lease, held: asyncio.Event) -> None:
+        """Renew every ttl/3 while ``held``; lose the lease when the key is someone else's,
+        or when no renewal succeeded for 2/3 of the TTL."""
         ttl = self.lease_ttl_s
         ttl_ms = max(1, round(ttl * 1000))
         last_ok = time.monotonic()
@@ -257,11 +263,15 @@ class RedisCoordinator:
                     "renew", self._scripts["renew"]([lease_key], [me, ttl_ms])
                 )
             except CoordinationError as exc:
+                if not held.is_set():
+                    return
                 if time.monotonic() - last_ok < ttl * 2 / 3:
                     wait = ttl / 12  # try again soon, while the key surely is still ours
                     continue
                 log.warning("lease on %s: no renewal for %.1f s (%s)", lease.key, ttl * 2 / 3, exc)
                 renewed = 0
+            if not held.is_set():
+                return  # the block ended while this renewal ran: the lease is released
             if not renewed:
                 self.events.lease_lost()
                 log.warning("lease on %s lost; the work under it is stopped", lease.key)
@@ -336,9 +346,11 @@ class RedisCoordinator:
         """``await request`` bounded by ``timeout_s``; Redis's errors as ours, counted."""
         from redis import exceptions  # noqa: PLC0415 - loaded with the client already
 
+        task = asyncio.current_task()
+        asked = 0 if task is None else task.cancelling()
         try:
             async with asyncio.timeout(self.timeout_s):
-                return await request
+                result = await request
         except (TimeoutError, OSError, exceptions.ConnectionError, exceptions.TimeoutError) as exc:
             self.events.coordination_error(op)
             raise CoordinationUnavailable(
@@ -349,6 +361,14 @@ class RedisCoordinator:
             raise CoordinationError(
                 f"coordination: Redis refused {op}: {type(exc).__name__}"
             ) from None
+        if task is not None and task.cancelling() > asked:
+            # Cancelled while the request completed, and the cancellation was swallowed:
+            # redis-py awaits ``asyncio.wait_for``, which on Python 3.11 returns the result
+            # when both land in one loop pass (CPython gh-86296). Raised again, or a
+            # cancelled renewal renewed its lease for ever and held the chat's turns
+            # (found by bench/replicas_bench.py --window 1000).
+            raise asyncio.CancelledError
+        return result
 
 
 def _retrieve(task: asyncio.Future[None]) -> None:

@@ -195,7 +195,8 @@ class AdminNotices:
             if wake is None or wake > self._clock():
                 timeout = None if wake is None else wake - self._clock()
                 with contextlib.suppress(TimeoutError):
-                    await asyncio.wait_for(self._changed.wait(), timeout)
+                    async with asyncio.timeout(timeout):  # 3.11 wait_for loses cancels
+                        await self._changed.wait()
                 continue
             for platform, admin, requests in self.due():
                 try:

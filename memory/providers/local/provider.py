@@ -164,7 +164,8 @@ class LocalProvider:
                 continue
             self._wake.clear()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._wake.wait(), self.settings.poll_s)
+                async with asyncio.timeout(self.settings.poll_s):  # 3.11 wait_for loses cancels
+                    await self._wake.wait()
 
     # -- search ---------------------------------------------------------------------------
 

@@ -4,7 +4,9 @@ holding a lease, a lease taken away, and Redis not answering at all."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
+from collections.abc import Awaitable
 
 import pytest
 from redis.asyncio import Redis
@@ -120,6 +122,76 @@ async def test_a_release_wakes_the_next_replica_at_once(redis_target: RedisTarge
     finally:
         await holder.aclose()
         await waiter.aclose()
+
+
+async def test_a_cancelled_call_stops_even_where_redis_py_swallows_the_cancel(
+    redis_target: RedisTarget,
+) -> None:
+    """redis-py writes through ``asyncio.wait_for``, which on Python 3.11 returns the result
+    when a cancellation lands in the same loop pass (CPython gh-86296): most cancels below
+    would be swallowed and the loop would run on. (On 3.12 the library no longer swallows.)"""
+    coordinator = redis_coordinator(redis_target)
+    try:
+        await coordinator.ping()
+        for attempt in range(40):
+
+            async def calls() -> None:
+                while True:
+                    await coordinator.ping()
+
+            task = asyncio.create_task(calls())
+            for _ in range(attempt % 4):  # cancel at different points of the round trip
+                await asyncio.sleep(0)
+            task.cancel()
+            done, _ = await asyncio.wait({task}, timeout=1)
+            assert done, f"attempt {attempt}: the cancelled task went on"
+            assert task.cancelled()
+    finally:
+        await coordinator.aclose()
+
+
+async def test_a_lease_ends_with_its_block_while_a_renewal_is_in_flight(
+    redis_target: RedisTarget,
+) -> None:
+    """The three-replica burst fault: a renewal cancelled as its lease's block ended had its
+    cancel swallowed (as above), renewed for ever, and the chat's next turns, on every
+    replica, waited for good. Here each renewal really goes to Redis, but takes 20 ms and
+    lets its result win over a cancel, as Python 3.11's ``wait_for`` does, so that the block
+    deterministically ends while one is in flight."""
+    metrics = Metrics(process=False)
+    holder = redis_coordinator(redis_target, metrics=metrics, lease_ttl_s=0.09)
+    other = redis_coordinator(redis_target, lease_ttl_s=0.09)
+    renew = holder._scripts["renew"]
+
+    def swallowing(keys: list[str], args: list[str | int]) -> Awaitable[object]:
+        async def run() -> object:
+            sent = asyncio.ensure_future(renew(keys, args))
+            try:
+                await asyncio.sleep(0.02)
+                return await asyncio.shield(sent)
+            except asyncio.CancelledError:
+                return await sent  # the result wins; the cancel is lost
+
+        return run()
+
+    holder._scripts["renew"] = swallowing  # type: ignore[assignment]
+    lost: list[str] = []
+    try:
+        for hold_ms in (35, 40, 45):  # renewals start at 30 ms and take 20
+            began = time.monotonic()
+            with contextlib.suppress(TimeoutError):  # (the old code swallowed this cancel too)
+                async with asyncio.timeout(3):
+                    async with holder.lease("k", on_lost=lambda: lost.append("lost")):
+                        await asyncio.sleep(hold_ms / 1000)
+            assert time.monotonic() - began < 1, f"held {hold_ms} ms: the block did not end"
+            async with asyncio.timeout(0.5), other.lease("k"):
+                pass  # released at once
+        await asyncio.sleep(0.2)  # a renewal that outlived its block would act by now
+        assert lost == []
+        assert metrics.value("mnemo_leases_lost_total") == 0
+    finally:
+        await holder.aclose()
+        await other.aclose()
 
 
 async def test_a_waiter_that_gives_up_leaves_the_queue(redis_target: RedisTarget) -> None:
