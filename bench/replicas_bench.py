@@ -78,6 +78,7 @@ async def serve(home: Path) -> int:
     stop = asyncio.Event()
     for signum in (signal.SIGTERM, signal.SIGINT):
         asyncio.get_running_loop().add_signal_handler(signum, stop.set)
+    asyncio.get_running_loop().add_signal_handler(signal.SIGUSR1, dump_tasks)
     shared = config.coordination
     async with contextlib.AsyncExitStack() as parts:
         coordinator = await open_coordinator(
@@ -100,6 +101,15 @@ async def serve(home: Path) -> int:
         print(json.dumps({"port": adapter.webhook_port}), flush=True)
         await stop.wait()
     return 0
+
+
+def dump_tasks() -> None:
+    """SIGUSR1: every task's stack to stderr (the bench asks for it when a pass fails)."""
+    tasks = asyncio.all_tasks()
+    print(f"--- {len(tasks)} tasks ---", file=sys.stderr)
+    for task in tasks:
+        task.print_stack(limit=12, file=sys.stderr)
+    sys.stderr.flush()
 
 
 # -- the bench: replicas, the load balancer, the passes ------------------------------------
@@ -334,6 +344,25 @@ async def shared_state(setup: Setup, args: argparse.Namespace) -> AsyncIterator[
         await redis.aclose()
 
 
+async def print_sessions(dsn: str, tag: str) -> None:
+    """The replicas' PostgreSQL sessions that are not idle: what each waits on."""
+    import asyncpg  # noqa: PLC0415
+
+    admin = await asyncpg.connect(dsn)
+    try:
+        rows = await admin.fetch(
+            "SELECT pid, state, wait_event_type, wait_event, now() - xact_start AS age, "
+            "pg_blocking_pids(pid) AS blockers, left(query, 160) AS query "
+            "FROM pg_stat_activity WHERE application_name = $1 AND state <> 'idle'",
+            tag,
+        )
+    finally:
+        await admin.close()
+    print(f"{len(rows)} PostgreSQL sessions not idle:", file=sys.stderr)
+    for row in rows:
+        print("  " + " | ".join(str(v) for v in row.values()), file=sys.stderr)
+
+
 async def run_setup(setup: Setup, args: argparse.Namespace) -> Outcome:
     log = f"{setup.label}: {args.chats} chats x {args.messages_per_chat}"
     print(f"[{time.strftime('%H:%M:%S')}] {log} ...", file=sys.stderr, flush=True)
@@ -368,6 +397,12 @@ async def run_setup(setup: Setup, args: argparse.Namespace) -> Outcome:
                 calls = Counter(c.method for c in api.calls[before:])
                 cpu = await meter.stop()
             except BaseException:
+                for r in replicas:  # each one's tasks, to see what a lost turn waits on
+                    if r.proc.returncode is None:
+                        r.proc.send_signal(signal.SIGUSR1)
+                if env.get("MNEMO_BENCH_NAMESPACE"):
+                    await print_sessions(args.dsn, env["MNEMO_BENCH_NAMESPACE"].rstrip(":"))
+                await asyncio.sleep(1)
                 keep = Path(tempfile.mkdtemp(prefix="mnemo-replicas-failed-"))
                 for i, r in enumerate(replicas):
                     shutil.copy(r.log, keep / f"replica-{i}.log")
