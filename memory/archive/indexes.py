@@ -15,7 +15,7 @@ from typing import Any, Protocol
 import aiosqlite
 
 from memory.archive.cjk import indexed
-from memory.archive.query import ParsedQuery, Ranked, Substring
+from memory.archive.query import Grams, ParsedQuery, Ranked, Substring
 from memory.archive.records import scope_token, visible_clause
 from memory.archive.results import Hit
 from memory.archive.store import Scope, Sort
@@ -120,6 +120,35 @@ class Indexes:
             f" FROM {source} JOIN sessions s ON s.id = m.session_id"
             f" WHERE {' AND '.join(likes)} AND {where}"
             f" ORDER BY m.created_at {'ASC' if sort == 'oldest' else 'DESC'} LIMIT :wanted"
+        )
+        return await self.hits(sql, params)
+
+    async def grams(self, step: Grams, scope: Scope, *, wanted: int, sort: Sort) -> list[Hit]:
+        """Any of ``step.grams`` through the gram index (the viewer's scope token inside it),
+        the newest ``like_scan_rows`` such messages, ranked by the grams each holds."""
+        if not self.cjk_index or not step.grams:
+            return []
+        where, params = scope_sql(scope)
+        match = "(" + " OR ".join(f'"{gram}"' for gram in step.grams) + ")"
+        if scope.viewer is not None:
+            match = f'"{scope_token(scope.viewer)}" AND {match}'
+        score = []
+        for n, gram in enumerate(step.grams):
+            params[f"g{n}"] = gram
+            score.append(f"(instr(m.search_text, :g{n}) > 0) * {len(gram)}")
+        params.update(match=match, scan=self.like_scan_rows, wanted=wanted)
+        snippet = "substr(m.search_text, max(1, instr(m.search_text, :g0) - 60), 160)"
+        order = {
+            "relevance": "score, m.created_at DESC",
+            "newest": "m.created_at DESC",
+            "oldest": "m.created_at ASC",
+        }
+        sql = (
+            f"SELECT m.id, m.session_id, s.root_id, -({' + '.join(score)}) AS score, {snippet}"
+            " FROM messages m JOIN sessions s ON s.id = m.session_id"
+            " WHERE m.id IN (SELECT rowid FROM messages_cjk WHERE messages_cjk MATCH :match"
+            f" ORDER BY rowid DESC LIMIT :scan) AND {where}"
+            f" ORDER BY {order[sort]} LIMIT :wanted"
         )
         return await self.hits(sql, params)
 

@@ -11,7 +11,10 @@ Routing (``route``; ``memory.archive.search.Searcher`` runs the steps):
   the CJK gram index (``memory.archive.cjk``) when all terms are shorter, and a LIKE scan
   bounded to the most recent visible messages for short terms it cannot serve; a question
   written without spaces is then also searched by its content pieces (``cjk_pieces``): all
-  of them, then each on its own;
+  of them, then each on its own; and last, while too few sessions were found, by its
+  content grams (``cjk_grams``: characters and pairs, any of them, ranked by how many a
+  message holds), since a content word is often one character (买, 车) that no piece of
+  two or more reaches;
 * other text → the word index: all terms (AND), then — when that finds fewer than asked —
   any term (OR, ``fts_any``), then the trigram index (substrings) when the words found
   nothing.
@@ -34,17 +37,19 @@ import unicodedata
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from memory.archive.cjk import CJK_CLASS
+from memory.archive.cjk import CJK_CLASS, grams
 
 __all__ = [
     "MAX_QUERY_CHARS",
     "MAX_TERMS",
     "QUESTION_WORDS",
     "STOP_WORDS",
+    "Grams",
     "ParsedQuery",
     "Ranked",
     "Step",
     "Substring",
+    "cjk_grams",
     "cjk_pieces",
     "fts_all",
     "fts_any",
@@ -288,7 +293,16 @@ class Substring:
     fallback: bool = False
 
 
-Step = Ranked | Substring
+@dataclass(frozen=True, slots=True)
+class Grams:
+    """Any of ``grams`` (CJK characters and pairs the gram index holds), ranked by how many
+    of them a message holds (a pair counts twice), the newer first: a CJK question's last,
+    loosest step (``cjk_grams``)."""
+
+    grams: tuple[str, ...]
+
+
+Step = Ranked | Substring | Grams
 
 
 # Chinese and Japanese are written without spaces, so a question is one "term" that no
@@ -327,6 +341,31 @@ def cjk_pieces(query: ParsedQuery) -> list[str]:
     return sorted(unique, key=len, reverse=True)[:MAX_CJK_PIECES]
 
 
+MAX_GRAMS = 12
+# What makes a CJK term a question (what, why, how, which, who, how many, the question
+# particles; Japanese what, who, where, when, how, which).
+_CJK_ASKS = re.compile("什么|怎么|怎样|哪|谁|几|多少|吗|呢|何|誰|どこ|いつ|どう|どれ|どの")
+
+
+def cjk_grams(query: ParsedQuery) -> list[str]:
+    """The grams (``memory.archive.cjk.grams``) of a CJK question's content: the terms with
+    a question word (``_CJK_ASKS``; words typed to be found are searched exactly, never
+    loosened), cut as ``cjk_pieces`` cuts them, single characters kept; pairs first, then
+    characters, at most ``MAX_GRAMS``."""
+    pairs: list[str] = []
+    chars: list[str] = []
+    for term in trigram_terms(query) + short_cjk_terms(query):
+        if not _CJK.search(term):
+            continue
+        if not _CJK_ASKS.search(term):
+            continue  # a question, not words typed to be found as they are (京都会)
+        cut = (_JA_CUT if _KANA.search(term) else _ZH_CUT).split(term)
+        for piece in cut:
+            for gram in (grams(piece) or "").split():
+                (pairs if len(gram) == 2 else chars).append(gram)
+    return list(dict.fromkeys(pairs + chars))[:MAX_GRAMS]
+
+
 def _substring(terms: list[str]) -> Substring | None:
     """Terms of 3+ characters through the trigram index, shorter CJK by the scan; a shorter
     Latin piece (a cut can leave one) is left out."""
@@ -345,6 +384,9 @@ def route(query: ParsedQuery) -> list[Step]:
             if len(pieces) > 1:
                 more += [_substring([piece]) for piece in pieces]
             steps += [step for step in more if step is not None]
+        loose = cjk_grams(query)
+        if loose:
+            steps.append(Grams(tuple(loose)))
         return steps
     steps = [
         Ranked(expr, loose=loose)

@@ -38,7 +38,7 @@ from collections.abc import Sequence
 from memory.archive.database import Message, Session
 from memory.archive.fusion import FUSION, Fusion, SemanticRanker, fuse, grouped
 from memory.archive.indexes import LIKE_SCAN_ROWS
-from memory.archive.query import ParsedQuery, Ranked, parse_query, route
+from memory.archive.query import Grams, ParsedQuery, Ranked, parse_query, route
 from memory.archive.results import (
     Discovery,
     Hit,
@@ -161,6 +161,8 @@ class Searcher:
         for step in route(query):
             if isinstance(step, Ranked):
                 found = await self.indexes.ranked(query, step, scope, wanted=wanted, sort=sort)
+            elif isinstance(step, Grams):
+                found = await self.indexes.grams(step, scope, wanted=wanted, sort=sort)
             elif step.fallback and roots:
                 break  # the Latin substring search only runs when words found nothing
             else:
@@ -170,7 +172,7 @@ class Searcher:
                     seen_messages.add(hit.message_id)
                     hits.append(hit)
                     roots.add(hit.root_id)
-                    if isinstance(step, Ranked) and step.loose:
+                    if isinstance(step, Grams) or (isinstance(step, Ranked) and step.loose):
                         loose.add(hit.message_id)
             if len(roots) >= limit:
                 break

@@ -24,7 +24,7 @@ from collections.abc import AsyncGenerator, Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal, Protocol
 
-from memory.archive.query import ParsedQuery, Ranked, Substring
+from memory.archive.query import Grams, ParsedQuery, Ranked, Substring
 from memory.archive.records import ImportReport, Message, NewMessage, Session, SessionSpec
 from memory.archive.results import Discovery, Hit, Listed, Reading, Scroll
 
@@ -130,6 +130,12 @@ class SearchIndexes(Protocol):
     ) -> list[Hit]:
         """Exact substrings (every one of ``step``'s terms), the newest first (``oldest``:
         the oldest)."""
+        ...
+
+    async def grams(self, step: Grams, scope: Scope, *, wanted: int, sort: Sort) -> list[Hit]:
+        """Messages holding any of ``step``'s CJK grams, the most of them first (a pair
+        counts twice; equal: the newer first; or by time), among the newest ``like_scan_rows`` that
+        hold one; none where the gram index is not used (``cjk_index=False``)."""
         ...
 
     async def by_id(

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from memory.archive.cjk import indexed
 from memory.archive.postgres.schema import VISIBLE
-from memory.archive.query import ParsedQuery, Ranked, Substring, _root
+from memory.archive.query import Grams, ParsedQuery, Ranked, Substring, _root
 from memory.archive.results import Hit
 from memory.archive.store import Scope, Sort
 
@@ -170,6 +170,32 @@ class PgIndexes:
             f" WHERE {' AND '.join(likes)} AND {where}"
             f" ORDER BY m.created_at {'ASC' if sort == 'oldest' else 'DESC'}, m.id"
             f" LIMIT {args(wanted)}"
+        )
+        return await self._hits(sql, args)
+
+    async def grams(self, step: Grams, scope: Scope, *, wanted: int, sort: Sort) -> list[Hit]:
+        """Any of ``step.grams`` (``grams`` GIN overlap), the newest ``like_scan_rows`` such
+        messages, ranked by the grams each holds."""
+        if not self.cjk_index or not step.grams:
+            return []
+        args = Args()
+        inner = f"m.grams && {args(list(step.grams))}::text[] AND {scope_where(scope, args)}"
+        score = " + ".join(
+            f"(strpos(m.search_text, {args(gram)}) > 0)::int * {len(gram)}" for gram in step.grams
+        )
+        first = args(step.grams[0])
+        snippet = f"substr(m.search_text, greatest(1, strpos(m.search_text, {first}) - 60), 160)"
+        order = {
+            "relevance": "score, m.created_at DESC",
+            "newest": "m.created_at DESC",
+            "oldest": "m.created_at ASC",
+        }
+        sql = (
+            f"SELECT m.id, m.session_id, s.root_id, -({score}) AS score, {snippet}"
+            " FROM messages m JOIN sessions s ON s.id = m.session_id"
+            f" WHERE m.id IN (SELECT m.id FROM messages m WHERE {inner}"
+            f" ORDER BY m.id DESC LIMIT {args(self.like_scan_rows)})"
+            f" ORDER BY {order[sort]}, m.id LIMIT {args(wanted)}"
         )
         return await self._hits(sql, args)
 

@@ -121,6 +121,47 @@ async def test_a_person_finds_short_cjk_words_only_in_their_sessions(
     assert await archive_store.check() == []
 
 
+async def test_a_question_finds_content_written_as_single_characters(
+    archive_store: ArchiveStore,
+) -> None:
+    """李娜买了什么车: the pieces of two or more characters (李娜, 娜买) are in no message;
+    the content is 买 and 车. The last step ranks messages by the question's grams they hold:
+    both characters before one, and only the asker's; without the gram index, nothing."""
+    await make_session(archive_store, "mine", "p1")
+    (car, _) = await say(archive_store, "mine", "p1", "我们昨天终于买车了：比亚迪汉")
+    await make_session(archive_store, "mine too", "p1")
+    (bought, _) = await say(archive_store, "mine too", "p1", "昨天买了一本书")
+    await say(archive_store, "mine too", "p1", "今天天气很好")
+    await make_session(archive_store, "theirs", "p2")
+    (theirs, _) = await say(archive_store, "theirs", "p2", "李娜买了新车")
+    for n in range(2 * SCAN):
+        await say(archive_store, "mine too", "p1", f"later message {n}")
+    searcher = searcher_of(archive_store, like_scan_rows=SCAN)
+    hits, _ = await searcher.find("李娜买了什么车？", viewer="p1", limit=5)
+    assert [h.message_id for h in hits] == [car, bought]
+    assert "买车" in hits[0].snippet
+    hits, _ = await searcher.find("李娜买了什么车？", viewer="p2", limit=5)
+    assert [h.message_id for h in hits] == [theirs]  # found whole by a piece; nothing of p1
+    hits, _ = await searcher.find("李娜买了什么车？", viewer="stranger", limit=5)
+    assert hits == []
+    newest, _ = await searcher.find("李娜买了什么车？", viewer="p1", limit=5, sort="newest")
+    assert [h.message_id for h in newest] == [bought, car]
+    off = searcher_of(archive_store, like_scan_rows=SCAN, cjk_index=False)
+    assert (await off.find("李娜买了什么车？", viewer="p1", limit=5))[0] == []
+
+
+async def test_a_word_typed_alone_is_not_loosened_to_its_characters(
+    archive_store: ArchiveStore,
+) -> None:
+    await make_session(archive_store, "mine", "p1")
+    await say(archive_store, "mine", "p1", "东边的房间和京剧")  # 东, 京 and 房, never 东京 or 房子
+    searcher = searcher_of(archive_store, like_scan_rows=SCAN)
+    for words in ("东京", "东京的房子"):  # words to find as typed, not a question
+        assert (await searcher.find(words, viewer="p1"))[0] == [], words
+    hits, _ = await searcher.find("东京的房子怎么样", viewer="p1")  # a question: loosened
+    assert len(hits) == 1
+
+
 async def test_a_stale_scope_token_only_hides(archive: Archive) -> None:
     """Even a gram row that names a person (written behind the writer's back) shows them
     nothing of a session they are not in: the query also joins session_people."""

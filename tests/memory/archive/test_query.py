@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 from memory.archive.database import Archive
 from memory.archive.query import (
     MAX_QUERY_CHARS,
+    Grams,
     Ranked,
     Substring,
     cjk_pieces,
@@ -221,6 +222,7 @@ def test_a_cjk_question_is_cut_into_its_content_pieces() -> None:
         Substring((), ("张伟", "工作")),
         Substring((), ("张伟",)),
         Substring((), ("工作",)),
+        Grams(("张伟", "工作", "张", "伟", "工", "作")),  # last, loosest: the content grams
     ]
     assert cjk_pieces(parse_query("昨日はどこで寿司を食べましたか")) == ["昨日", "寿司"]
     # a piece of 3+ characters also by its first and last two ("新疆" of "新疆住")
