@@ -107,7 +107,9 @@ class Indexes:
                 f" ORDER BY rowid DESC LIMIT :scan) AND {where}"
             )
         elif terms:
-            source = "messages_trigram t JOIN messages m ON m.id = t.rowid"
+            # CROSS JOIN: the trigram index leads. Without statistics (a new archive, not yet
+            # reopened) the planner would walk the session's messages and probe it per row.
+            source = "messages_trigram t CROSS JOIN messages m ON m.id = t.rowid"
         else:
             source = "messages m"
             where = (

@@ -7,10 +7,11 @@ The tool's JSON built from these reads: tests/agent_core/tools/test_search.py.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from typing import Any
 
 import pytest
 
-from memory.archive.database import NewMessage
+from memory.archive.database import Archive, NewMessage
 from memory.archive.results import (
     Discovery,
     Listed,
@@ -41,6 +42,37 @@ async def test_substring_falls_back_to_the_trigram_index(archive_store: ArchiveS
     await say(archive_store, "s1", "p1", "the file is supercalifragilistic.yaml")
     hits, _ = await searcher_of(archive_store).find("califragil", viewer="p1")
     assert len(hits) == 1
+
+
+async def test_the_trigram_index_leads_a_substring_search_before_any_statistics(
+    archive: Archive,
+) -> None:
+    """A new archive has no planner statistics until it is reopened (``PRAGMA optimize``).
+    Left to itself, SQLite then walked every message of the person's sessions and probed the
+    trigram index once per row: 3 s for one long DM of 40,000 messages, 1 ms with the index
+    leading (measured by hand). The plan is checked here, since no timing is."""
+    await make_session(archive, "s1", "p1")
+    await say(archive, "s1", "p1", "東京タワーに行きました, supercalifragilistic.yaml")
+    searcher = searcher_of(archive, like_scan_rows=0)  # a history larger than the scan
+    ran: list[tuple[str, dict[str, Any]]] = []
+    hits = searcher.indexes.hits  # type: ignore[attr-defined]
+
+    async def recorded(sql: str, params: dict[str, Any]) -> list[Any]:
+        ran.append((sql, params))
+        return await hits(sql, params)
+
+    searcher.indexes.hits = recorded  # type: ignore[attr-defined]
+    for query in ("東京タワー", "califragil"):
+        ran.clear()
+        assert len((await searcher.find(query, viewer="p1"))[0]) == 1, query
+        sql, params = next((sql, p) for sql, p in ran if "messages_trigram" in sql)
+        async with archive.reader() as db:
+            assert not await db.execute_fetchall(
+                "SELECT 1 FROM sqlite_master WHERE name = 'sqlite_stat1'"
+            )  # no statistics yet: the case this is about
+            plan = await db.execute_fetchall(f"EXPLAIN QUERY PLAN {sql}", params)
+        first = next(row[3] for row in plan if row[3].startswith(("SCAN", "SEARCH")))
+        assert first.startswith("SCAN t VIRTUAL TABLE"), (query, [row[3] for row in plan])
 
 
 async def test_natural_questions_find_inflected_words(archive_store: ArchiveStore) -> None:
