@@ -115,6 +115,7 @@ class Agent:
                 self._search,
                 person=conversation.person,
                 current_session=lambda: conversation.id,
+                names=lambda: conversation.names,
             ),
         ]
         if self.skills is not None:
@@ -132,6 +133,7 @@ class Agent:
         system_text: str,
         admin: bool,
         group: bool,
+        names: tuple[str, ...],
     ) -> Conversation:
         conversation = Conversation(
             id=session_id,
@@ -141,6 +143,7 @@ class Agent:
             toolbox=Toolbox([]),
             admin=admin,
             group=group,
+            names=names,
         )
         if self.recall is not None:
             conversation.provider_tools = tuple(self.recall.tools(conversation.subject))
@@ -148,13 +151,19 @@ class Agent:
         return conversation
 
     async def start(
-        self, spec: SessionSpec, *, person: str, platform_label: str, admin: bool = False
+        self,
+        spec: SessionSpec,
+        *,
+        person: str,
+        platform_label: str,
+        admin: bool = False,
+        names: tuple[str, ...] = (),
     ) -> Conversation:
         """A new session: the prompt is built now, from the memory and skills as they are."""
         group = spec.chat_type != "dm"
-        prompt = await self._prompt(Subject(person, group), platform_label)
+        prompt = await self._prompt(Subject(person, group, names), platform_label)
         await self.archive.start_session(replace(spec, system_prompt=prompt.text))
-        return self._conversation(spec.id, person, platform_label, prompt.text, admin, group)
+        return self._conversation(spec.id, person, platform_label, prompt.text, admin, group, names)
 
     async def _prompt(self, subject: Subject, platform: str, summary: str = "") -> SystemPrompt:
         """A session's frozen prompt: SOUL.md, the skills index, the subject's memory
@@ -178,7 +187,7 @@ class Agent:
         return await asyncio.to_thread(self.skills.index)
 
     async def resume(
-        self, session_key: str, *, person: str, admin: bool = False
+        self, session_key: str, *, person: str, admin: bool = False, names: tuple[str, ...] = ()
     ) -> Conversation | None:
         """The open session of ``session_key``, continued with its recorded prompt."""
         session = await self.archive.latest_session(session_key)
@@ -188,7 +197,7 @@ class Agent:
         if text is None:
             return None
         conversation = self._conversation(
-            session.id, person, session.platform, text, admin, session.chat_type != "dm"
+            session.id, person, session.platform, text, admin, session.chat_type != "dm", names
         )
         messages = await self.archive.messages(session.id, viewer=None)
         conversation.history = [chat_message(m) for m in messages]
@@ -291,11 +300,7 @@ class Agent:
         )
 
     async def _keep_message(
-        self,
-        conversation: Conversation,
-        user: dict[str, str],
-        sent: dict[str, str],
-        author: str,
+        self, conversation: Conversation, user: dict[str, str], sent: dict[str, str], author: str
     ) -> None:
         """A turn that did not finish keeps what the person wrote: archived as written, in
         the history as it was sent."""
@@ -363,13 +368,8 @@ class Agent:
         conversation.system = prompt.message()
         conversation.history = carried
         conversation.compressions += 1
-        log.info(
-            "compressed session %s into %s: %d messages summarised, %d kept",
-            parent.id,
-            child.id,
-            len(middle),
-            len(carried),
-        )
+        log.info("compressed session %s into %s: %d messages summarised, %d kept",
+                 parent.id, child.id, len(middle), len(carried))  # fmt: skip
 
     # -- the memory provider --------------------------------------------------------------
 

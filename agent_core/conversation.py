@@ -83,11 +83,16 @@ class Conversation:
     unannounced: list[str] = field(default_factory=list)
     """Memory writes a compression flush staged for approval: the next turn's outcome
     carries them, so they are shown with its reply like the turn's own."""
+    names: tuple[str, ...] = ()
+    """What the session's person is called (``memory.people.names_of`` of their display
+    name; none for a group's own store): the gateway keeps it current. A memory provider
+    is told them with the subject, and ``session_search`` hands them to its ranking by
+    meaning, which reads a question that names the person as one about them."""
 
     @property
     def subject(self) -> Subject:
         """Whose memory the session is about, as a memory provider is told."""
-        return Subject(self.person, self.group)
+        return Subject(self.person, self.group, self.names)
 
 
 @dataclass(frozen=True, slots=True)

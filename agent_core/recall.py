@@ -240,7 +240,8 @@ class Recall:
 
     def ranker(self) -> SemanticRanker | None:
         """The provider's ranking of archived messages by meaning, for ``session_search``
-        to fuse with its words (None: the provider has none). Each call is bounded like the
+        to fuse with its words (None: the provider has none; the subject it is asked for
+        carries the ``names`` the search was given). Each call is bounded like the
         prefetch (``prefetch_timeout_ms``) and counted as hook ``rank``; late, failed or
         not a list of ids, it answers ``[]`` (the search then answers by words alone) and
         is logged once, until it answers again."""
@@ -249,13 +250,15 @@ class Recall:
             return None
         timeout_s = self.settings.prefetch_timeout_ms / 1000
 
-        async def checked(viewer: str, query: str, limit: int) -> list[int]:
-            found = await rank(Subject(viewer), query, limit)
+        async def checked(viewer: str, query: str, limit: int, names: Sequence[str]) -> list[int]:
+            found = await rank(Subject(viewer, names=tuple(names)), query, limit)
             return [int(message_id) for message_id in found]
 
-        async def ranked(viewer: str, query: str, limit: int) -> list[int]:
+        async def ranked(
+            viewer: str, query: str, limit: int, *, names: Sequence[str] = ()
+        ) -> list[int]:
             found, _, _ = await self._call(
-                "rank", checked(viewer, query, limit), timeout_s, once=True
+                "rank", checked(viewer, query, limit, names), timeout_s, once=True
             )
             return found or []
 

@@ -21,6 +21,9 @@ turn) and into two FTS5 tables of a separate plain sqlite3 database (``unicode61
   fused into discover, as the agent wires it; and **local**, the provider's own fused
   search (vectors and words).
 
+The tools and the provider are told what each person is called (their display name,
+``memory.people.names_of``), as the gateway tells them; ``--no-names`` leaves it out.
+
 recall@k of a question is the fraction of its evidence ids among the first k message ids;
 the table averages it per kind and overall. It also prints each tool's latency (per
 discover call, this run) and the size of the JSON it returns, at ``limit`` 10 and with the
@@ -42,7 +45,7 @@ import sqlite3
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -62,6 +65,7 @@ from bench.recall_systems import (
     tools_for,
 )
 from memory.archive import Archive, NewMessage, SessionSpec
+from memory.people import names_of
 
 SYSTEMS = ("ours", "ours + local", "ours + context", "fts5", "porter", "local")
 TOOLS = ("ours", "ours + local")  # the systems that are the session_search tool
@@ -197,6 +201,7 @@ class Config:
     headers: bool = True  # user messages as the agent archives them, with the time header
     local: bool = False  # also the local memory provider's search (needs mnemo[local])
     embed_cache: Path | None = None  # keep the messages' embeddings here (bench only)
+    names: bool = True  # the tool and the provider are told what each person is called
 
 
 @dataclass
@@ -264,7 +269,9 @@ async def run(config: Config, workdir: Path) -> Result:
     try:
         to_gid = await ingest(archive, data, content)
         seconds["ingest archive"] = time.perf_counter() - mark
-        people = list(dict.fromkeys(q.person for q in data.questions))
+        asked = dict.fromkeys(q.person for q in data.questions)
+        called = dict(data.names) if config.names else {}
+        people = {person: names_of(called.get(person, "")) for person in asked}
         mark = time.perf_counter()
         result.calls["ours"] = Calls()
         tools = tools_for(SearchTool(archive), people)
@@ -282,7 +289,7 @@ async def run(config: Config, workdir: Path) -> Result:
 async def ask_local(
     archive: Archive,
     questions: Sequence[Question],
-    people: Sequence[str],
+    people: Mapping[str, Sequence[str]],
     to_gid: dict[int, str],
     result: Result,
 ) -> None:
@@ -298,7 +305,7 @@ async def ask_local(
         await ask_tool(tools, questions, to_gid, pair, calls)
         result.seconds["ask ours + local"] = time.perf_counter() - mark
         mark = time.perf_counter()
-        result.rankings["local"] = await local_search(provider, questions, to_gid)
+        result.rankings["local"] = await local_search(provider, questions, to_gid, people)
         result.seconds["ask local"] = time.perf_counter() - mark
     finally:
         await provider.aclose()
@@ -331,6 +338,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="with --local: keep the messages' embeddings in DIR for the next run",
     )
     parser.add_argument(
+        "--no-names",
+        action="store_true",
+        help="do not tell the tool and the provider what each person is called",
+    )
+    parser.add_argument(
         "--misses",
         type=int,
         default=0,
@@ -355,6 +367,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         not args.no_headers,
         args.local,
         args.embed_cache,
+        not args.no_names,
     )
     with tempfile.TemporaryDirectory(prefix="mnemo-recall-") as workdir:
         result = asyncio.run(run(config, Path(workdir)))

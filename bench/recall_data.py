@@ -81,6 +81,7 @@ class Question:
 class Dataset:
     sessions: tuple[Session, ...]
     questions: tuple[Question, ...]
+    names: tuple[tuple[str, str], ...] = ()  # (person id, display name) per person
 
 
 def answer_parts(answer: str) -> list[str]:
@@ -121,12 +122,13 @@ def generate(
         raise ValueError("people must be at least 1")
     sessions: list[Session] = []
     questions: list[Question] = []
-    for voice, display, pid in _people(BANKS[bank], people):
+    chosen = _people(BANKS[bank], people)
+    for voice, display, pid in chosen:
         rng = random.Random(f"{bank}/{seed}/{pid}")  # noqa: S311 - reproducible data, not secrets
         person_sessions, person_questions = _person(voice, display, pid, sessions_per_person, rng)
         sessions.extend(person_sessions)
         questions.extend(person_questions)
-    return Dataset(tuple(sessions), tuple(questions))
+    return Dataset(tuple(sessions), tuple(questions), tuple((p, d) for _, d, p in chosen))
 
 
 def _people(bank: Bank, count: int) -> list[tuple[Voice, str, str]]:

@@ -43,7 +43,8 @@ def header(result: Result) -> str:
     return (
         f"recall benchmark: bank {config.bank}, {config.people} people, {result.sessions}"
         f" sessions, {result.messages:,} messages, {len(result.questions)} questions"
-        f" (seed {config.seed}{'' if config.headers else ', no time headers'});"
+        f" (seed {config.seed}{'' if config.headers else ', no time headers'}"
+        f"{'' if config.names else ', no names'});"
         f" Python {platform.python_version()},"
         f" SQLite {sqlite3.sqlite_version}"
     )
@@ -142,6 +143,7 @@ def figures(result: Result) -> dict[str, Any]:
         "sessions_per_person": config.sessions,
         "seed": config.seed,
         "headers": config.headers,
+        "names": config.names,
         "sessions": result.sessions,
         "messages": result.messages,
         "questions": result.counts() | {"all": len(result.questions)},

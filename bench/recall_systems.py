@@ -27,8 +27,9 @@ import json
 import sqlite3
 import time
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -129,11 +130,14 @@ def shown_ids(payload: Any) -> list[int]:
     return list(seen)
 
 
-def tools_for(search: SearchTool, people: Sequence[str]) -> dict[str, Tool]:
-    """Each person's ``session_search`` tool over ``search``, as the agent binds it."""
+def tools_for(search: SearchTool, people: Mapping[str, Sequence[str]]) -> dict[str, Tool]:
+    """Each person's ``session_search`` tool over ``search``, as the agent binds it (with
+    what the person is called: ``people`` maps person id -> names)."""
     return {
-        person: session_search_tool(search, person=person, current_session=lambda: None)
-        for person in people
+        person: session_search_tool(
+            search, person=person, current_session=lambda: None, names=partial(tuple, names)
+        )
+        for person, names in people.items()
     }
 
 
@@ -179,7 +183,7 @@ async def start_provider(archive: Archive, cache: Path | None) -> tuple[LocalPro
 def fused_tools(
     archive: Archive,
     provider: LocalProvider,
-    people: Sequence[str],
+    people: Mapping[str, Sequence[str]],
     calls: Calls,
     fusion: Fusion = FUSION,
 ) -> dict[str, Tool]:
@@ -194,13 +198,16 @@ def fused_tools(
 
 
 async def local_search(
-    provider: LocalProvider, questions: Sequence[Any], to_gid: dict[int, str]
+    provider: LocalProvider,
+    questions: Sequence[Any],
+    to_gid: dict[int, str],
+    people: Mapping[str, Sequence[str]],
 ) -> dict[str, list[str]]:
-    """The provider's own fused search per question, as the person who owns it."""
+    """The provider's own fused search per question, as the person who owns it (the
+    subject with the person's names, as the agent tells a provider)."""
     ranking = {}
     for question in questions:
-        found = await provider.search(
-            Subject(question.person), question.text, limit=LIMIT, min_similarity=0.0
-        )
+        subject = Subject(question.person, names=tuple(people[question.person]))
+        found = await provider.search(subject, question.text, limit=LIMIT, min_similarity=0.0)
         ranking[question.id] = [to_gid[item.message_id] for item in found]
     return ranking

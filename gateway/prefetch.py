@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 
 from adapters.messages import InboundMessage
 from agent_core.recall import Prefetch, Recall
-from gateway.sessions import SessionKey, Sessions
+from gateway.sessions import SessionKey, Sessions, person_names
 from gateway.turn_text import merged_text
 from memory.providers import Subject
 
@@ -48,7 +48,8 @@ class EarlyRecall:
             return
         self._prune()
         shared = key.user_id is None and message.chat_type != "dm"
-        subject = Subject(self.sessions.person_for(message, key), message.chat_type != "dm")
+        person = self.sessions.person_for(message, key)
+        subject = Subject(person, message.chat_type != "dm", person_names(message, person))
         prefetch = self.recall.start(subject, merged_text([message], shared=shared))
         self._started[message.dedup_key] = (self._clock(), prefetch)
 

@@ -36,12 +36,14 @@ from typing import Literal
 from adapters.messages import ChatType, InboundMessage
 from agent_core.agent import Agent, Conversation
 from memory.archive import SessionSpec, new_session_id
+from memory.people import names_of
 
 __all__ = [
     "GroupScope",
     "SessionKey",
     "Sessions",
     "chat_person",
+    "person_names",
     "platform_label",
     "session_person",
 ]
@@ -95,6 +97,12 @@ def session_person(
     if group_scope == "person" and key.user_id is not None:
         return message.sender.person
     return chat_person(message)
+
+
+def person_names(message: InboundMessage, person: str) -> tuple[str, ...]:
+    """What the session's ``person`` is called, from the message's sender when they are that
+    person (their display name, ``names_of``); none for a chat's own store."""
+    return names_of(message.sender.display_name) if person == message.sender.person else ()
 
 
 def platform_label(message: InboundMessage, person: str) -> str:
@@ -160,10 +168,12 @@ class Sessions:
         if live is not None:
             live.last_used = now
             self._live.move_to_end(key)
+            live.conversation.names = person_names(message, live.conversation.person)
             return live.conversation
         person = self.person_for(message, key)
+        names = person_names(message, person)
         admin = admin and person == message.sender.person  # never in a chat's own session
-        conversation = await self.agent.resume(str(key), person=person, admin=admin)
+        conversation = await self.agent.resume(str(key), person=person, admin=admin, names=names)
         if conversation is None:
             spec = SessionSpec(
                 id=new_session_id(),
@@ -174,8 +184,9 @@ class Sessions:
                 thread_id=message.thread_id,
                 session_key=str(key),
             )
+            label = platform_label(message, person)
             conversation = await self.agent.start(
-                spec, person=person, platform_label=platform_label(message, person), admin=admin
+                spec, person=person, platform_label=label, admin=admin, names=names
             )
         self._live[key] = _Live(conversation, now)
         return conversation

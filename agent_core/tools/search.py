@@ -62,9 +62,14 @@ BY_MEANING = (
 
 
 def session_search_tool(
-    search: SearchTool, *, person: str, current_session: Callable[[], str | None]
+    search: SearchTool,
+    *,
+    person: str,
+    current_session: Callable[[], str | None],
+    names: Callable[[], Sequence[str]] = tuple,
 ) -> Tool:
-    """The ``session_search`` tool, always scoped to ``person``."""
+    """The ``session_search`` tool, always scoped to ``person``; ``names``: what the person
+    is called now (for a ranking by meaning, which reads a question naming them as theirs)."""
 
     async def session_search(
         *,
@@ -98,7 +103,9 @@ def session_search_tool(
             "window": window,
         }
         call = {key: value for key, value in args.items() if value is not None}
-        return await search.call(call, viewer=person, current_session_id=current_session())
+        return await search.call(
+            call, viewer=person, current_session_id=current_session(), names=names()
+        )
 
     tool = Tool.from_function(session_search)
     if search.searcher.semantic is None:
@@ -139,8 +146,10 @@ class SearchTool:
         *,
         viewer: str | None,
         current_session_id: str | None = None,
+        names: Sequence[str] = (),
     ) -> dict[str, Any]:
-        """One call with ``args`` as ``Tool.invoke`` checked them (absent: not given)."""
+        """One call with ``args`` as ``Tool.invoke`` checked them (absent: not given);
+        ``names``: what the viewer is called (``Searcher.discover``)."""
         limit = _capped(args.get("limit"), DEFAULT_LIMIT, 1, MAX_LIMIT)
         window = _capped(args.get("window"), DEFAULT_WINDOW, 1, MAX_WINDOW)
         around = args.get("around_message_id")
@@ -194,6 +203,7 @@ class SearchTool:
             hits_per_session=self.hits_per_session,
             sort=sort,
             exclude_session=current_session_id,
+            names=names,
         )
         return _discovery_json(found)
 

@@ -28,9 +28,13 @@ __all__ = ["FUSION", "Fusion", "SemanticRanker", "fuse", "grouped"]
 
 class SemanticRanker(Protocol):
     """Message ids ``viewer`` may see, closest in meaning to ``query`` first, at most
-    ``limit``; an empty answer when there is none (or no time to find them)."""
+    ``limit``; an empty answer when there is none (or no time to find them). ``names``: what
+    the viewer is called, when the caller knows (display names, untrusted text; none
+    otherwise), so a question that names them can be read as about them."""
 
-    def __call__(self, viewer: str, query: str, limit: int) -> Awaitable[Sequence[int]]: ...
+    def __call__(
+        self, viewer: str, query: str, limit: int, *, names: Sequence[str]
+    ) -> Awaitable[Sequence[int]]: ...
 
 
 @dataclass(frozen=True, slots=True)

@@ -184,6 +184,7 @@ class Searcher:
         semantic: SemanticRanker,
         *,
         viewer: str,
+        names: Sequence[str],
         limit: int,
         per_session: int,
         exclude_session: str | None,
@@ -196,7 +197,7 @@ class Searcher:
         if query.empty:
             return [], query
         fusion = self.fusion
-        asked = asyncio.ensure_future(semantic(viewer, text, fusion.candidates))
+        asked = asyncio.ensure_future(semantic(viewer, text, fusion.candidates, names=names))
         scope = Scope(viewer, exclude_session, conversation_only)
         try:
             words, loose = await self._words(
@@ -233,15 +234,18 @@ class Searcher:
         exclude_session: str | None = None,
         conversation_only: bool = False,
         neighbours: bool = True,
+        names: Sequence[str] = (),
     ) -> Discovery:
         """``find_grouped``, each hit with its message and (``neighbours``) the messages
         just before and after it in its session. With a ``semantic`` ranker, a person's
-        search by relevance fuses the ranking by meaning in (``_fused``)."""
+        search by relevance fuses the ranking by meaning in (``_fused``; ``names``: what
+        the viewer is called, for the ranker)."""
         if self.semantic is not None and viewer is not None and sort == "relevance":
             groups, parsed = await self._fused(
                 text,
                 self.semantic,
                 viewer=viewer,
+                names=names,
                 limit=limit,
                 per_session=hits_per_session,
                 exclude_session=exclude_session,

@@ -18,7 +18,8 @@ When the agent calls each hook (and only then):
 * ``rank_messages(subject, query, limit)``, optional (a provider that ranks archived
   messages by meaning: ``local``), at each ``session_search`` discover: the ids of the
   subject's messages closest to the query, best first, which the search fuses with its
-  word ranking (``agent_core.recall.Recall.ranker``). No text of it reaches a prompt.
+  word ranking (``agent_core.recall.Recall.ranker``; the subject carries the person's
+  ``names`` the search was given). No text of it reaches a prompt.
 
 Every hook may be slow or fail: the agent bounds each with a timeout and never lets one fail
 or delay a turn beyond it.
@@ -27,7 +28,7 @@ or delay a turn beyond it.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
 __all__ = ["Exchange", "Provider", "ProviderError", "ProviderTool", "SessionEnd", "Subject"]
@@ -44,10 +45,18 @@ class ProviderError(Exception):
 @dataclass(frozen=True, slots=True)
 class Subject:
     """Whose memory a call is about: ``key`` is a person id (``telegram-5001``) or a group
-    chat's store (``telegram-chat--100123``); ``group``: the session is a group chat."""
+    chat's store (``telegram-chat--100123``); ``group``: the session is a group chat.
+
+    ``names``: what the person is called, when the agent knows (their display name on the
+    platform and its first word, ``memory.people.names_of``; none for a group's own store):
+    a provider may read a question that names them as one about the person it serves (the
+    local one embeds it in the first person). Untrusted text, to be matched as data only.
+    They do not change whose memory it is: two subjects with the same key and ``group``
+    are equal whatever their names."""
 
     key: str
     group: bool = False
+    names: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -332,6 +332,32 @@ async def test_session_search_fuses_the_ranking_of_a_provider_that_has_one(
     assert [(hook, outcome) for _, hook, outcome, _ in seen if hook == "rank"] == [("rank", "ok")]
 
 
+async def test_what_the_person_is_called_reaches_every_subject_the_provider_is_told(
+    home: Path, archive: Archive
+) -> None:
+    """Names given when the session starts go with the subject to the provider's tools, its
+    prefetch and the ranking session_search asks; they follow a change (the gateway sets
+    ``Conversation.names`` each turn) and never change whose memory it is."""
+    await kitten(archive)
+    provider = Ranking()
+    provider.ranked = [1]
+    a = make(home, archive, ScriptedModel(respond=lambda m, t: ModelReply("ok")), provider)
+    spec = SessionSpec(new_session_id(), "telegram", "telegram-1", "dm", ("telegram-1",))
+    conversation = await a.start(
+        spec, person="telegram-1", platform_label="telegram", names=("Ana Silva", "Ana")
+    )
+    await conversation.toolbox.invoke("session_search", json.dumps({"query": "Ana's cat"}))
+    await a.turn(conversation, "hello")
+    conversation.names = ("Ana",)
+    await conversation.toolbox.invoke("session_search", json.dumps({"query": "Ana's cat"}))
+    tools_for = provider.hooks("tools")[-1]
+    ranked = [subject for subject, _, _ in provider.hooks("rank")]
+    prefetched = [subject for subject, _ in provider.hooks("prefetch")]
+    assert tools_for.names == ("Ana Silva", "Ana") == prefetched[0].names
+    assert [subject.names for subject in ranked] == [("Ana Silva", "Ana"), ("Ana",)]
+    assert ranked[0] == Subject("telegram-1") == tools_for  # the same memory either way
+
+
 def words_only(archive: Archive, running: str) -> Tool:
     """The session_search tool as it is without a provider, in session ``running``."""
     return session_search_tool(

@@ -128,6 +128,13 @@ def test_the_fused_tool_is_beside_the_others_and_its_ranking_is_counted(
     assert tiny.rankings["ours + local"] != tiny.rankings["ours"]  # the vectors took part
 
 
+def test_every_person_asked_has_the_display_name_the_tools_are_told() -> None:
+    data = generate(bank="tune", people=10, sessions_per_person=12)
+    names = dict(data.names)
+    assert {q.person for q in data.questions} <= set(names) and len(names) == 10
+    assert all(names.values()) and len(set(names.values())) < 10  # names repeat, ids do not
+
+
 def test_every_system_answers_every_question_and_finds_something(tiny: Result) -> None:
     for system in tiny.systems:
         assert set(tiny.rankings[system]) == {q.id for q in tiny.questions}
@@ -211,5 +218,6 @@ def test_main_prints_the_table_and_writes_json(
     assert printed.startswith("recall benchmark: bank tune, 1 people")
     data = json.loads(out.read_text(encoding="utf-8"))
     assert data["bank"] == "tune" and data["sqlite"] == sqlite3.sqlite_version
+    assert data["names"] is True and ", no names" not in printed
     latency = data["tools"]["ours"]["latency_ms"]
     assert latency["p95"] >= latency["p50"] > 0

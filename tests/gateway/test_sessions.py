@@ -102,3 +102,23 @@ async def test_new_and_idle_eviction_tell_the_memory_provider(home: Path, archiv
     ]
     assert ends[0].messages[0] == ("user", "we adopted a cat")
     assert ("session_end", "ok") in {(hook, outcome) for _, hook, outcome, _ in seen}
+
+
+async def test_a_session_knows_what_its_person_is_called_and_a_chats_store_does_not(
+    agent: Agent,
+) -> None:
+    """The sender's display name becomes the conversation's names (the whole name and its
+    first word) when the session is theirs, is kept current on every message, and stays
+    empty for a group's own store (whose person is the chat, not the speaker)."""
+    sessions = Sessions(agent)
+    chat = ChatAdapter()
+    mine = chat.message("hi", user="1", name="Ada Lovelace")
+    conversation = await sessions.get(SessionKey.for_message(mine), mine)
+    assert conversation.names == ("Ada Lovelace", "Ada")
+    assert conversation.subject.names == ("Ada Lovelace", "Ada")
+    renamed = chat.message("hi again", user="1", name="Ada")
+    again = await sessions.get(SessionKey.for_message(renamed), renamed)
+    assert again is conversation and again.names == ("Ada",)
+    group = chat.message("hi all", user="1", name="Ada", chat="-100", chat_type="group")
+    shared = await sessions.get(SessionKey.for_message(group), group)
+    assert shared.person != "telegram-1" and shared.names == ()

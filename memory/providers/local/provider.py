@@ -16,7 +16,10 @@ What it answers, and from where (nothing leaves the machine):
 The indexer is one background task: it embeds archived messages past its cursor in batches,
 in a worker thread on one core, so a turn never waits for it (``mnemo provider reindex``
 runs the same loop to the end in the foreground). Every read of messages is scoped by the
-archive's rule (the sessions the subject took part in), in SQL.
+archive's rule (the sessions the subject took part in), in SQL. A query is embedded with the
+person's own names in it made first-person (``person``: "does Maya" -> "does I"), since what
+answers a question about them is what they said of themselves; the words are searched as
+asked.
 """
 
 from __future__ import annotations
@@ -33,6 +36,7 @@ from memory.archive import Archive, Searcher, read_deadline, visible_clause, whe
 from memory.providers.base import Exchange, ProviderTool, SessionEnd, Subject
 from memory.providers.local.cards import Card, CardStore, CardWriter
 from memory.providers.local.embedder import Embedder
+from memory.providers.local.person import first_person
 from memory.providers.local.vectors import VectorStore, searchable
 
 __all__ = ["LocalProvider", "LocalSettings", "Recalled"]
@@ -219,12 +223,14 @@ class LocalProvider:
         return [int(ids[i]) for i in _top(sims, min(limit, len(ids))) if sims[i] >= floor]
 
     async def _meaning(self, subject: Subject, query: str) -> tuple[Any, Any]:
-        """The subject's message ids (sorted) and their cosines to ``query``."""
+        """The subject's message ids (sorted) and their cosines to ``query``, embedded with
+        the subject's names in the first person (``person.first_person``)."""
         import numpy as np  # noqa: PLC0415
 
+        text = first_person(query[:2000], subject.names)
         async with asyncio.TaskGroup() as group:  # one fails: the other is cancelled
             vectors = group.create_task(self.vectors.matrix(subject.key))
-            embedded = group.create_task(asyncio.to_thread(self.embedder.embed, [query[:2000]]))
+            embedded = group.create_task(asyncio.to_thread(self.embedder.embed, [text]))
         (ids, matrix), q = vectors.result(), embedded.result()[0]
         return ids, (matrix @ q if len(ids) else np.zeros(0, dtype=np.float32))
 

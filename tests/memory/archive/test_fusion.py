@@ -32,9 +32,13 @@ class Ranker:
         self.ids = list(ids)
         self.fails = fails
         self.asked: list[tuple[str, str, int]] = []
+        self.names: list[tuple[str, ...]] = []  # what the viewer was called, per call
 
-    async def __call__(self, viewer: str, query: str, limit: int) -> Sequence[int]:
+    async def __call__(
+        self, viewer: str, query: str, limit: int, *, names: Sequence[str]
+    ) -> Sequence[int]:
         self.asked.append((viewer, query, limit))
+        self.names.append(tuple(names))
         if self.fails is not None:
             raise self.fails
         return self.ids[:limit]
@@ -84,6 +88,7 @@ async def test_what_meaning_finds_joins_the_words_and_is_shown_like_them(
         "which pet lives with me", viewer="telegram-1"
     )
     assert ranker.asked == [("telegram-1", "which pet lives with me", 100)]
+    assert ranker.names == [()]  # no names given: none passed on
     assert [r.session.id for r in found.results] == ["a1", "a2"]
     assert [m.message.id for m in found.results[0].matches] == [1]
     assert found.results[0].matches[0].after is not None  # with its neighbours, as a match
@@ -91,6 +96,19 @@ async def test_what_meaning_finds_joins_the_words_and_is_shown_like_them(
         "which pet lives with me", viewer="telegram-1"
     )
     assert words_only.results == () and words_only.note is not None
+
+
+async def test_the_viewers_names_reach_the_ranker_and_change_nothing_else(
+    two_people: ArchiveStore,
+) -> None:
+    """What the viewer is called goes to the ranker as given; the words and the answer do
+    not depend on it (the ranker here answers the same either way)."""
+    ranker = Ranker([1, 5])
+    searcher = searcher_of(two_people, semantic=ranker)
+    named = await searcher.discover("which pet", viewer="telegram-1", names=("Ana", "Ana S"))
+    unnamed = await searcher.discover("which pet", viewer="telegram-1")
+    assert ranker.names == [("Ana", "Ana S"), ()]
+    assert named == unnamed
 
 
 async def test_a_ranker_never_reaches_past_the_viewers_scope(two_people: ArchiveStore) -> None:
@@ -142,7 +160,7 @@ async def test_a_word_search_that_fails_cancels_the_ranker(archive: Archive) -> 
     raises what SQLite said, and the ranker it started meanwhile is cancelled, not leaked."""
     started, cancelled = asyncio.Event(), asyncio.Event()
 
-    async def slow(viewer: str, query: str, limit: int) -> Sequence[int]:
+    async def slow(viewer: str, query: str, limit: int, *, names: Sequence[str]) -> Sequence[int]:
         started.set()
         try:
             await asyncio.sleep(30)

@@ -113,6 +113,44 @@ async def test_rank_messages_is_the_vector_ranking_alone_scoped_and_floored(
     assert await strict.rank_messages(ANA, question, 10) == []  # none that close
 
 
+async def test_a_question_naming_the_person_is_embedded_as_theirs_and_searched_as_asked(
+    local: LocalProvider, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With the subject's names, "Which part of Ana's body got hurt?" is embedded as "Which
+    part of my body got hurt?": Ana's own remark comes first, not the reply that names her
+    (which the question asked as written ranks first by meaning). The words are searched
+    as asked: the reply is still found by her name."""
+    await make_session(local.archive, "a1", ANA.key)
+    await say(local.archive, "a1", ANA.key, "Sprained my wrist at volleyball yesterday")
+    await say(local.archive, "a1", ANA.key, "Can you book the garage for Monday?",
+              "Noted, Ana: the body shop picks up the car on Monday.")  # fmt: skip
+    await local.reindex()
+    question = "Which part of Ana's body got hurt?"
+    named = Subject(ANA.key, names=("Ana Silva", "Ana"))
+    embedded: list[str] = []
+    embed = local.embedder.embed
+
+    def recording(texts: list[str]) -> Any:
+        embedded.extend(texts)
+        return embed(texts)
+
+    monkeypatch.setattr(local.embedder, "embed", recording)
+    assert (await local.rank_messages(named, question, 4))[0] == 1  # her own remark
+    assert (await local.rank_messages(ANA, question, 4))[0] == 4  # the reply naming her
+    assert embedded == ["Which part of my body got hurt?", question]
+    searched: list[str] = []
+    find = local.searcher.find_grouped
+
+    async def words(text: str, **kwargs: Any) -> Any:
+        searched.append(text)
+        return await find(text, **kwargs)
+
+    monkeypatch.setattr(local.searcher, "find_grouped", words)
+    found = await local.search(named, "Ana's car", limit=4, min_similarity=0.0)
+    assert searched == ["Ana's car"] and embedded[-1] == "my car"
+    assert found[0].message_id == 4  # by her name and by the car, as written
+
+
 async def test_prefetch_keeps_only_close_messages_and_not_the_running_session(
     local: LocalProvider,
 ) -> None:
