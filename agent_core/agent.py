@@ -28,7 +28,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from agent_core.compress import CompressionSettings, message_tokens, split_history, summarise
+from agent_core.compress import (
+    CompressionSettings,
+    continuation,
+    message_tokens,
+    split_history,
+    summarise,
+)
 from agent_core.conversation import (
     REJECTED,
     UNAVAILABLE,
@@ -37,6 +43,7 @@ from agent_core.conversation import (
     TurnOutcome,
     archived_rows,
     chat_message,
+    user_message,
 )
 from agent_core.loop import run_turn
 from agent_core.models import Model, ModelError, ModelRejected, Usage
@@ -52,7 +59,7 @@ from agent_core.tools import (
     skill_tools,
 )
 from memory import MemoryStores, MemoryTurn
-from memory.archive import ArchiveStore, NewMessage, SessionSpec, new_session_id
+from memory.archive import ArchiveStore, NewMessage, SessionSpec
 from memory.providers import Exchange, SessionEnd, Subject
 from memory.scan import scan
 from memory.skills import SkillStore
@@ -211,12 +218,6 @@ class Agent:
 
     # -- turns ----------------------------------------------------------------------------
 
-    def user_message(self, text: str, *, speaker: str | None = None) -> dict[str, str]:
-        """Per-turn facts travel in the user message, never in the system prompt."""
-        header = f"[{self._now().strftime('%Y-%m-%d %H:%M UTC')}"
-        header += f" · {speaker}]" if speaker else "]"
-        return {"role": "user", "content": f"{header}\n{text}"}
-
     async def turn(
         self,
         conversation: Conversation,
@@ -237,7 +238,7 @@ class Agent:
             conversation.compressing = None
         conversation.memory_turn = MemoryTurn()
         from_flush, conversation.unannounced = tuple(conversation.unannounced), []
-        user = self.user_message(text, speaker=speaker)
+        user = user_message(text, speaker, self._now())
         author = author or conversation.person
         sent = user  # what the model reads: with recalled memory, if any came in time
         if self.recall is not None:
@@ -300,7 +301,11 @@ class Agent:
         )
 
     async def _keep_message(
-        self, conversation: Conversation, user: dict[str, str], sent: dict[str, str], author: str
+        self,
+        conversation: Conversation,
+        user: dict[str, str],
+        sent: dict[str, str],
+        author: str,
     ) -> None:
         """A turn that did not finish keeps what the person wrote: archived as written, in
         the history as it was sent."""
@@ -345,18 +350,7 @@ class Agent:
             return
         self.session_ended(conversation, "compression")
         prompt = await self._prompt(conversation.subject, conversation.platform, summary)
-        child = SessionSpec(
-            id=new_session_id(),
-            platform=parent.platform,
-            chat_id=parent.chat_id,
-            chat_type=parent.chat_type,
-            people=parent.people,
-            thread_id=parent.thread_id,
-            session_key=parent.session_key,
-            parent_id=parent.id,
-            title=parent.title,
-            system_prompt=prompt.text,
-        )
+        child = continuation(parent, prompt.text)
         await self.archive.start_session(child)
         carried = [*head, *tail]
         # carried rows are history, not turns spoken now: no speaker, so no budget counts them
@@ -368,8 +362,13 @@ class Agent:
         conversation.system = prompt.message()
         conversation.history = carried
         conversation.compressions += 1
-        log.info("compressed session %s into %s: %d messages summarised, %d kept",
-                 parent.id, child.id, len(middle), len(carried))  # fmt: skip
+        log.info(
+            "compressed session %s into %s: %d messages summarised, %d kept",
+            parent.id,
+            child.id,
+            len(middle),
+            len(carried),
+        )
 
     # -- the memory provider --------------------------------------------------------------
 

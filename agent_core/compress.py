@@ -23,10 +23,12 @@ from typing import Any
 
 from agent_core.models import ChatMessage, Model, Usage
 from agent_core.tools import Toolbox
+from memory.archive import Session, SessionSpec, new_session_id
 
 __all__ = [
     "SUMMARY_INSTRUCTION",
     "CompressionSettings",
+    "continuation",
     "message_tokens",
     "split_history",
     "summarise",
@@ -99,3 +101,20 @@ async def summarise(
     if not text or reply.tool_calls:
         text = "(no summary could be made; the earlier messages are in the archive)"
     return text, reply.usage
+
+
+def continuation(parent: Session, system_prompt: str) -> SessionSpec:
+    """The session a compressed ``parent`` goes on in: the same chat and people, a new id,
+    ``parent`` as its parent, its own frozen prompt (with the summary)."""
+    return SessionSpec(
+        id=new_session_id(),
+        platform=parent.platform,
+        chat_id=parent.chat_id,
+        chat_type=parent.chat_type,
+        people=parent.people,
+        thread_id=parent.thread_id,
+        session_key=parent.session_key,
+        parent_id=parent.id,
+        title=parent.title,
+        system_prompt=system_prompt,
+    )

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from agent_core.compress import CompressionSettings
@@ -31,6 +32,7 @@ __all__ = [
     "TurnOutcome",
     "archived_rows",
     "chat_message",
+    "user_message",
 ]
 
 
@@ -148,3 +150,11 @@ def chat_message(message: Message) -> dict[str, Any]:
     if message.role == "tool":
         chat["tool_call_id"] = message.tool_call_id
     return chat
+
+
+def user_message(text: str, speaker: str | None, now: datetime) -> dict[str, str]:
+    """A turn's user message: per-turn facts (the time, who speaks in a group) travel here,
+    in a header line, never in the system prompt."""
+    header = f"[{now.strftime('%Y-%m-%d %H:%M UTC')}"
+    header += f" · {speaker}]" if speaker else "]"
+    return {"role": "user", "content": f"{header}\n{text}"}

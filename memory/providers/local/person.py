@@ -14,7 +14,8 @@ the rewrite stays this small.
 
 Names are untrusted text (a display name is whatever the person typed): they are matched as
 data, each escaped, whole (not inside a longer word: ``Tom`` is not rewritten in
-``Tomorrow``), case-insensitively, and never as a pattern. A name of one character, or more
+``Tomorrow``), as written or in capitals (``Maya``, ``MAYA``; not ``maya``: a person called
+May or Will would otherwise turn every "may" and "will" into "I"), and never as a pattern. A name of one character, or more
 than ``MAX_NAME_CHARS``, is ignored, as are names past the first ``MAX_NAMES``.
 """
 
@@ -52,7 +53,8 @@ def _pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
     """One pattern for all ``names``, longest first (``Maya Lopez`` before ``Maya``)."""
     kept = {" ".join(name.split()) for name in names}
     alternatives = []
-    for name in sorted(kept, key=lambda n: (-len(n), n)):
+    forms = {form for name in kept for form in (name, name[:1].upper() + name[1:], name.upper())}
+    for name in sorted(forms, key=lambda n: (-len(n), n)):
         if not 1 < len(name) <= MAX_NAME_CHARS:
             continue
         body = r"\s+".join(re.escape(word) for word in name.split(" "))
@@ -62,5 +64,5 @@ def _pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
     if not alternatives:
         return None
     return re.compile(
-        rf"(?P<name>{'|'.join(alternatives)})(?P<own>{_POSSESSIVE.pattern})?", re.IGNORECASE
+        rf"(?P<name>{'|'.join(alternatives)})(?P<own>{_POSSESSIVE.pattern})?"
     )

@@ -1,5 +1,5 @@
 """A question about the person, in the first person, for the local provider's vectors
-(memory/providers/local/person.py): names matched as data, whole, case-insensitively."""
+(memory/providers/local/person.py): names matched as data, whole, as written or in capitals."""
 
 from __future__ import annotations
 
@@ -18,8 +18,11 @@ from memory.providers.local.person import MAX_NAMES, first_person
             "Which foods does I need to stay away from?",
         ),
         ("Which part of Maya's body got injured?", ("Maya",), "Which part of my body got injured?"),
-        ("What is MAYA’s job?", ("Maya",), "What is my job?"),  # any case, curly apostrophe
-        ("Where does maya live? Ask Maya.", ("Maya",), "Where does I live? Ask I."),
+        ("What is MAYA’s job?", ("Maya",), "What is my job?"),  # capitals, curly apostrophe
+        ("Where does maya live? Ask Maya.", ("Maya",), "Where does maya live? Ask I."),
+        # as written or capitalised only: the modal verb is not the person called May
+        ("May I ask what May's job is? It may be.", ("May",), "I I ask what my job is? It may be."),
+        ("Where does van Dijk live?", ("van Dijk",), "Where does I live?"),
         # the whole name first, then its first word alone
         ("Is Maya Lopez, or Maya, moving?", ("Maya Lopez", "Maya"), "Is I, or I, moving?"),
         ("Zoë and ZOË, not Zoe", ("Zoë",), "I and I, not Zoe"),
@@ -52,7 +55,7 @@ def test_other_words_and_unusable_names_are_left_alone(
 
 def test_names_are_data_not_patterns() -> None:
     """Metacharacters in a name match themselves only; nothing else matches them."""
-    assert first_person("Did C++ (x) call? c++ (X) did", ["C++ (x)"]) == "Did I call? I did"
+    assert first_person("Did C++ (x) call? C++ (X) did", ["C++ (x)"]) == "Did I call? I did"
     assert first_person("Cxx x and C (x) call", ["C++ (x)"]) == "Cxx x and C (x) call"
     assert first_person("a.b said so, axb did not", ["a.b"]) == "I said so, axb did not"
     assert first_person("Is .* here? Ann?", [".*", "Ann|Bob"]) == "Is I here? Ann?"
