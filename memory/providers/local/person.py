@@ -15,8 +15,9 @@ the rewrite stays this small.
 Names are untrusted text (a display name is whatever the person typed): they are matched as
 data, each escaped, whole (not inside a longer word: ``Tom`` is not rewritten in
 ``Tomorrow``), as written or in capitals (``Maya``, ``MAYA``; not ``maya``: a person called
-May or Will would otherwise turn every "may" and "will" into "I"), and never as a pattern. A name of one character, or more
-than ``MAX_NAME_CHARS``, is ignored, as are names past the first ``MAX_NAMES``.
+May or Will would otherwise turn every "may" and "will" into "I"), and never as a pattern.
+A name of one character, or more than ``MAX_NAME_CHARS``, is ignored, as are names past the
+first ``MAX_NAMES``.
 """
 
 from __future__ import annotations
@@ -63,6 +64,4 @@ def _pattern(names: tuple[str, ...]) -> re.Pattern[str] | None:
         alternatives.append(before + body + after)
     if not alternatives:
         return None
-    return re.compile(
-        rf"(?P<name>{'|'.join(alternatives)})(?P<own>{_POSSESSIVE.pattern})?"
-    )
+    return re.compile(rf"(?P<name>{'|'.join(alternatives)})(?P<own>{_POSSESSIVE.pattern})?")
