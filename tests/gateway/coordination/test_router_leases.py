@@ -43,11 +43,13 @@ def msg(text: str, chat: str = "1") -> InboundMessage:
 
 
 KEY = SessionKey.for_message(msg("x"))
-GAP_S = 0.025
-"""Between two messages: shorter than a turn, so both replicas queue work, and longer than a
-replica takes to join the lease's queue once a message arrives (a round trip, and a busy
-test machine's scheduling): two messages closer than that reach two replicas with no order
-between them to keep."""
+GAP_S = 0.05
+"""Between two messages: shorter than a turn (``TURN_S``), so both replicas queue work, and
+longer than a replica takes to join the lease's queue once a message arrives (a round trip,
+and a busy test machine's scheduling: 25 ms was once too short with the whole suite running
+on two cores): two messages closer than that reach two replicas with no order between them
+to keep."""
+TURN_S = 0.12
 
 
 class Chat:
@@ -92,7 +94,7 @@ async def _deliver(first: Router, second: Router, pattern: str, gap_s: float) ->
 
 
 async def test_two_replicas_never_overlap_and_keep_the_order(replicas: Replicas) -> None:
-    chat = Chat(turn_s=0.06)
+    chat = Chat(turn_s=TURN_S)
     a, b = _routers(chat, replicas.a, replicas.b)
     # faster than a turn, so both replicas queue work; runs of one replica's can merge
     sent = await _deliver(a, b, "aaabbabbbaabababbbaa", GAP_S)
@@ -108,7 +110,7 @@ async def test_two_replicas_never_overlap_and_keep_the_order(replicas: Replicas)
 async def test_two_routers_sharing_one_redis_coordinator(redis_target: RedisTarget) -> None:
     shared = redis_coordinator(redis_target)
     try:
-        chat = Chat(turn_s=0.06)
+        chat = Chat(turn_s=TURN_S)
         a, b = _routers(chat, shared, shared)
         sent = await _deliver(a, b, "abababbbaaab", GAP_S)
         other = SessionKey.for_message(msg("y", chat="2"))
