@@ -57,13 +57,15 @@ class Storage:
     ledger: DeliveryLedger | None = None  # None: the archive's own (SQLite)
 
 
-def postgres_dsn(config: Config, environ: Mapping[str, str]) -> tuple[str, str]:
+def postgres_dsn(
+    config: Config, environ: Mapping[str, str], *, wanted_by: str = "storage.backend is postgres"
+) -> tuple[str, str]:
     """(the variable, the connection string) of ``storage.postgres``; ``ConfigError`` when
-    the variable is unset."""
+    the variable is unset, saying what wanted it (``wanted_by``)."""
     variable = config.storage.postgres.dsn_env
     dsn = environ.get(variable, "").strip()
     if not dsn:
-        raise ConfigError([f"storage.backend is postgres but {variable} is not set"])
+        raise ConfigError([f"{wanted_by} but {variable} is not set"])
     return variable, dsn
 
 

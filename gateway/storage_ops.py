@@ -38,10 +38,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from gateway.config import Config, ConfigError, Paths
+from gateway.config import Config, Paths
 from gateway.ledger import Ledger
 from gateway.ledger_postgres import adopt_pending, missing_pending
-from gateway.storage import reaching
+from gateway.storage import postgres_dsn, reaching
 from memory.archive import Archive
 from memory.documents import Documents, DocumentsError, FileDocuments, FileFolders
 from memory.skills import FileTree
@@ -179,14 +179,6 @@ def _ordered(sessions: list[Session]) -> list[Session]:
 # -- the target ---------------------------------------------------------------------------
 
 
-def _dsn(config: Config, environ: Mapping[str, str]) -> tuple[str, str]:
-    variable = config.storage.postgres.dsn_env
-    dsn = environ.get(variable, "").strip()
-    if not dsn:
-        raise ConfigError([f"{variable} is not set: it names the PostgreSQL database to move to"])
-    return variable, dsn
-
-
 @contextlib.asynccontextmanager
 async def _target(
     variable: str, dsn: str, *, migrate: bool
@@ -250,7 +242,7 @@ async def migrate_home(
     pairing = FileDocuments(paths.home).read("pairing.json").raw
     if pairing is not None:
         docs.append(_Doc("pairing", "", "pairing.json", pairing))
-    variable, dsn = _dsn(config, environ)
+    variable, dsn = postgres_dsn(config, environ, wanted_by="moving a home to PostgreSQL")
     async with _target(variable, dsn, migrate=not dry_run) as (pool, stores):
         # every refusal before the first write
         held = await asyncio.to_thread(_held, stores, docs)

@@ -285,7 +285,12 @@ def read_text(path: Path, *, max_bytes: int, label: str, limit_text: str) -> str
                 raise SkillError(f"{label} is over {max_bytes:,} bytes; {limit_text}.")
     finally:
         os.close(fd)
-    raw = b"".join(chunks)
+    return decoded(b"".join(chunks), label)
+
+
+def decoded(raw: bytes, label: str) -> str:
+    """``raw`` as strict UTF-8 text, a leading BOM dropped (``SkillError`` naming ``label``
+    and the first bad byte otherwise)."""
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError as exc:

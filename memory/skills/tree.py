@@ -31,7 +31,7 @@ from typing import Protocol
 
 from memory.documents import Conflict, Documents, DocumentsError, FileDocuments
 from memory.files import DIR_MODE, atomic_write_text, ensure_private_dir, file_lock, fsync_dir
-from memory.skills.files import Kind, SkillError, kind_of, read_text
+from memory.skills.files import Kind, SkillError, decoded, kind_of, read_text
 
 __all__ = ["DocumentTree", "FileTree", "SkillTree", "join", "walk", "walk_real"]
 
@@ -219,13 +219,7 @@ class DocumentTree:
             raise SkillError(f"{label} {what}.")
         if len(raw) > max_bytes:
             raise SkillError(f"{label} is {len(raw):,} bytes; {limit_text}.")
-        try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise SkillError(
-                f"{label} is not UTF-8 text (invalid byte at offset {exc.start})."
-            ) from None
-        return text.removeprefix("\ufeff")
+        return decoded(raw, label)
 
     def inside(self, rel: str, base: str) -> bool:
         return rel == base or rel.startswith(base + "/") or not base

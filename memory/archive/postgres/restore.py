@@ -19,12 +19,11 @@ two archives have diverged: nothing is overwritten). Each session is one transac
 
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from memory.archive.cjk import has_cjk
-from memory.archive.postgres.writes import Connection, clean, gram_list
+from memory.archive.postgres.writes import Connection, clean, gram_list, message_params
 from memory.archive.records import ArchiveError, Message, Session
 
 __all__ = ["Present", "RestoreConflict", "present", "restore_session"]
@@ -147,22 +146,7 @@ async def _same_messages(db: Connection, messages: Sequence[Message]) -> None:
 
 
 def _params(message: Message) -> tuple[object, ...]:
-    calls = json.dumps(message.tool_calls, ensure_ascii=False) if message.tool_calls else None
-    return (
-        message.id,
-        message.session_id,
-        message.role,
-        clean(message.speaker),
-        clean(message.content),
-        calls,
-        clean(message.tool_call_id),
-        clean(message.tool_name),
-        message.created_at,
-        message.prompt_tokens,
-        message.completion_tokens,
-        message.cached_tokens,
-        clean(message.external_id),
-    )
+    return (message.id, *message_params(message.session_id, message, message.created_at))
 
 
 async def present(

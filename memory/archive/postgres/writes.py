@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import asyncpg
 
 from memory.archive.cjk import grams
-from memory.archive.records import ArchiveError, NewMessage, SessionSpec
+from memory.archive.records import ArchiveError, Message, NewMessage, SessionSpec
 
 __all__ = [
     "INSERT_EXCHANGE",
@@ -65,7 +65,11 @@ async def join(db: Connection, session_id: str, people: Sequence[str]) -> None:
         )
 
 
-def message_params(session_id: str, message: NewMessage, now: float) -> tuple[object, ...]:
+def message_params(
+    session_id: str, message: NewMessage | Message, now: float
+) -> tuple[object, ...]:
+    """A message's columns after ``id`` (a restored ``Message`` keeps its time; a new one
+    without a time gets ``now``)."""
     calls = json.dumps(list(message.tool_calls), ensure_ascii=False) if message.tool_calls else None
     return (
         session_id,
