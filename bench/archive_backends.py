@@ -97,7 +97,7 @@ async def on_sqlite(data: Dataset, queries: Sequence[Query], work: Path) -> Resu
 async def on_postgres(data: Dataset, queries: Sequence[Query], dsn: str) -> Result:
     import asyncpg  # noqa: PLC0415 - the SQLite-only run needs no PostgreSQL client
 
-    from memory.archive.postgres import PgArchive, pg_searcher  # noqa: PLC0415
+    from memory.archive.postgres import PgArchive  # noqa: PLC0415
 
     result = Result("postgres", data.messages)
     schema = f"mnemo_bench_{secrets.token_hex(4)}"
@@ -112,7 +112,7 @@ async def on_postgres(data: Dataset, queries: Sequence[Query], dsn: str) -> Resu
             result.ingest_s = await ingest(archive, data, "postgres")
             await admin.execute(f'ANALYZE "{schema}".messages')
             log("postgres: discover")
-            result.timings = await search(pg_searcher(archive), queries)
+            result.timings = await search(Searcher(archive), queries)
         result.bytes = await admin.fetchval(
             "SELECT sum(pg_total_relation_size(c.oid)) FROM pg_class c"
             " JOIN pg_namespace n ON n.oid = c.relnamespace"

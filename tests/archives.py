@@ -2,7 +2,7 @@
 ``archive_store`` fixtures (``tests/conftest.py`` registers them) give a real SQLite file or a
 real PostgreSQL schema (``tests.services.postgres_dsn``, skipped where PostgreSQL does not
 answer), so one set of behavioural tests holds both to the same contract
-(``memory.archive.store``); ``searcher_of`` and ``indexes_of`` give the searcher each
+(``memory.archive.store``); ``searcher_of`` gives the searcher each
 backend's callers would build. (Not ``store``: that names a memory or skill store in many
 tests.)"""
 
@@ -15,14 +15,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 from memory.archive.database import Archive
-from memory.archive.indexes import LIKE_SCAN_ROWS, Indexes
+from memory.archive.indexes import Indexes
 from memory.archive.search import Searcher
 from memory.archive.store import ArchiveStore, SearchIndexes, SessionSearch
 
 if TYPE_CHECKING:
     from memory.archive.postgres import PgArchive, PgIndexes
 
-__all__ = ["archive_store", "backend", "indexes_of", "searcher_of"]
+__all__ = ["archive_store", "backend", "searcher_of"]
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
@@ -47,17 +47,9 @@ async def archive_store(backend: str | None, tmp_path: Path) -> AsyncIterator[Ar
         yield pg
 
 
-def indexes_of(archive: ArchiveStore, **options: Any) -> SearchIndexes:
-    """The backend's own index reads for a ``Searcher``, with these options."""
-    return archive.search_indexes(
-        like_scan_rows=options.get("like_scan_rows", LIKE_SCAN_ROWS),
-        cjk_index=options.get("cjk_index", True),
-    )
-
-
 def searcher_of(archive: ArchiveStore, **options: Any) -> Searcher:
     """The archive's searcher: SQLite's indexes or PostgreSQL's under the same ``Searcher``."""
-    return Searcher(archive, indexes=indexes_of(archive, **options), **options)
+    return Searcher(archive, **options)
 
 
 def _both_satisfy_the_seam(

@@ -30,7 +30,6 @@ from memory.archive import (
     MessageNotInSession,
     Reading,
     Searcher,
-    SearchIndexes,
     SemanticRanker,
     Session,
     SessionNotFound,
@@ -117,8 +116,7 @@ class SearchTool:
     """The model-facing ``session_search`` contract over a ``Searcher``; ``semantic``: a
     ranking by meaning that discover fuses with the words' (the memory provider's, when it
     has one: ``agent_core.recall.Recall.ranker``), as ``fusion`` says. The JSON is the
-    same either way. ``indexes``: the archive backend's index reads (None: SQLite's, over
-    an ``Archive``; PostgreSQL's are ``memory.archive.postgres.PgIndexes``)."""
+    same either way, on either archive backend."""
 
     def __init__(
         self,
@@ -128,7 +126,6 @@ class SearchTool:
         hits_per_session: int = HITS_PER_SESSION,
         semantic: SemanticRanker | None = None,
         fusion: Fusion = FUSION,
-        indexes: SearchIndexes | None = None,
     ) -> None:
         self.archive = archive
         self.searcher = Searcher(
@@ -136,7 +133,6 @@ class SearchTool:
             like_scan_rows=like_scan_rows,
             semantic=semantic,
             fusion=fusion,
-            indexes=indexes,
         )
         self.hits_per_session = hits_per_session
 

@@ -323,6 +323,11 @@ _HAN = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 MAX_CJK_PIECES = 5
 
 
+def _cut(term: str) -> list[str]:
+    """A CJK term cut at its particles and function words (``_JA_CUT``, ``_ZH_CUT``)."""
+    return (_JA_CUT if _KANA.search(term) else _ZH_CUT).split(term)
+
+
 def cjk_pieces(query: ParsedQuery) -> list[str]:
     """The content pieces of the CJK terms (``_JA_CUT``, ``_ZH_CUT``), longest first, at most
     ``MAX_CJK_PIECES``; the other terms as ``trigram_terms`` gives them."""
@@ -331,7 +336,7 @@ def cjk_pieces(query: ParsedQuery) -> list[str]:
         if not _CJK.search(term):
             pieces.append(term)
             continue
-        cut = (_JA_CUT if _KANA.search(term) else _ZH_CUT).split(term)
+        cut = _cut(term)
         for piece in cut:
             if len(piece) >= 2:
                 pieces.append(piece)
@@ -355,12 +360,9 @@ def cjk_grams(query: ParsedQuery) -> list[str]:
     pairs: list[str] = []
     chars: list[str] = []
     for term in trigram_terms(query) + short_cjk_terms(query):
-        if not _CJK.search(term):
-            continue
         if not _CJK_ASKS.search(term):
-            continue  # a question, not words typed to be found as they are (京都会)
-        cut = (_JA_CUT if _KANA.search(term) else _ZH_CUT).split(term)
-        for piece in cut:
+            continue  # not a question: words typed to be found as they are (京都会)
+        for piece in _cut(term):
             for gram in (grams(piece) or "").split():
                 (pairs if len(gram) == 2 else chars).append(gram)
     return list(dict.fromkeys(pairs + chars))[:MAX_GRAMS]

@@ -50,7 +50,7 @@ from memory.archive.results import (
     SessionNotFound,
     SessionResult,
 )
-from memory.archive.store import ArchiveStore, Scope, SearchIndexes, Sort
+from memory.archive.store import ArchiveStore, Scope, Sort
 
 __all__ = [
     "HITS_PER_SESSION",
@@ -82,17 +82,14 @@ class Searcher:
         cjk_index: bool = True,
         semantic: SemanticRanker | None = None,
         fusion: Fusion = FUSION,
-        indexes: SearchIndexes | None = None,
     ) -> None:
         """``like_scan_rows``: the bound of the scans (``_substring``); ``cjk_index=False``
         leaves the gram index unused, so short CJK terms are scanned as before it existed
         (the archive benchmark times both); ``semantic``: a ranking by meaning that
         ``discover`` fuses with the words' (``memory.archive.fusion``), as ``fusion`` says.
-        ``indexes``: index reads to use instead of the archive's own (tests)."""
+        The index reads are the archive backend's own (``ArchiveStore.search_indexes``)."""
         self.archive = archive
-        if indexes is None:
-            indexes = archive.search_indexes(like_scan_rows=like_scan_rows, cjk_index=cjk_index)
-        self.indexes = indexes
+        self.indexes = archive.search_indexes(like_scan_rows=like_scan_rows, cjk_index=cjk_index)
         self.semantic = semantic
         self.fusion = fusion
 

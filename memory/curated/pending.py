@@ -150,4 +150,3 @@ def save_pending(documents: Documents, state: PendingFile) -> None:
     }
     text = json.dumps(data, ensure_ascii=False, indent=1)
     documents.write(PENDING_FILE, text.encode("utf-8"), expected=state.version)
-    state.version = documents.version(PENDING_FILE)

@@ -192,11 +192,11 @@ class PgDocuments:
                 raise Conflict(self.location(name))
 
     def delete(self, name: str, *, expected: Version) -> None:
+        if expected is None:  # "delete what is not there": only true if nothing is
+            if self.version(name) is not None:
+                raise Conflict(self.location(name))
+            return
         with self.stores.connection() as conn:
-            if expected is None:
-                if self.version(name) is not None:
-                    raise Conflict(self.location(name))
-                return
             cursor = conn.execute(
                 "DELETE FROM store_documents"
                 " WHERE kind = %s AND folder = %s AND name = %s AND version = %s",
@@ -211,7 +211,7 @@ class PgDocuments:
                 "SELECT name FROM store_documents WHERE kind = %s AND folder = %s",
                 (self.kind, self.folder),
             ).fetchall()
-        return [str(row[0]) for row in rows]
+        return sorted(str(row[0]) for row in rows)  # in Python: as the files sort, any collation
 
     def exclusive(self, name: str) -> contextlib.AbstractContextManager[None]:
         return self.stores.section(f"{self.kind}\x1f{self.folder}\x1f{name}")

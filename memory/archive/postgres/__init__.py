@@ -1,5 +1,5 @@
 """The archive on PostgreSQL: ``PgArchive`` (sessions, messages, the JSONL import) and
-``pg_searcher`` (the same ``memory.archive.search.Searcher`` over ``PgIndexes``), for
+``PgIndexes`` (what ``memory.archive.search.Searcher`` reads through it), for
 ``storage.backend: postgres``. Only code that chose PostgreSQL imports this package, so a
 SQLite-only install never imports asyncpg.
 
@@ -40,13 +40,10 @@ The contract is SQLite's (``memory.archive.store``), tested on both by one suite
 
 from __future__ import annotations
 
-from memory.archive.fusion import FUSION, Fusion, SemanticRanker
-from memory.archive.indexes import LIKE_SCAN_ROWS
 from memory.archive.postgres.archive import PgArchive
 from memory.archive.postgres.indexes import PgIndexes
 from memory.archive.postgres.restore import Present, RestoreConflict, present, restore_session
 from memory.archive.postgres.schema import MIGRATIONS, migrate
-from memory.archive.search import Searcher
 
 __all__ = [
     "MIGRATIONS",
@@ -55,20 +52,6 @@ __all__ = [
     "Present",
     "RestoreConflict",
     "migrate",
-    "pg_searcher",
     "present",
     "restore_session",
 ]
-
-
-def pg_searcher(
-    archive: PgArchive,
-    *,
-    like_scan_rows: int = LIKE_SCAN_ROWS,
-    cjk_index: bool = True,
-    semantic: SemanticRanker | None = None,
-    fusion: Fusion = FUSION,
-) -> Searcher:
-    """The searcher of ``session_search`` over a PostgreSQL archive."""
-    indexes = PgIndexes(archive, like_scan_rows=like_scan_rows, cjk_index=cjk_index)
-    return Searcher(archive, indexes=indexes, semantic=semantic, fusion=fusion)

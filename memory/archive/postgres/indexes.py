@@ -36,9 +36,7 @@ class Args:
         self.values: list[object] = []
 
     def __call__(self, value: object) -> str:
-        if isinstance(value, str):
-            value = value.replace("\x00", " ")
-        self.values.append(value)
+        self.values.append(value)  # text is cleaned of NUL by ``PgArchive.fetch``
         return f"${len(self.values)}"
 
 

@@ -13,7 +13,6 @@ from hypothesis import HealthCheck, given, settings
 from agent_core.tools.search import SearchTool, session_search_tool
 from memory.archive.database import Archive, NewMessage
 from memory.archive.store import ArchiveStore
-from tests.archives import indexes_of
 from tests.memory.archive.test_query import _HOSTILE
 from tests.memory.conftest import make_session, say
 
@@ -33,7 +32,7 @@ async def test_no_query_ever_raises(archive_store: ArchiveStore, text: str) -> N
 
 def tool_of(archive: ArchiveStore) -> SearchTool:
     """The tool over either backend's archive (``tests.archives.archive_store``)."""
-    return SearchTool(archive, indexes=indexes_of(archive))
+    return SearchTool(archive)
 
 
 # -- the tool contract ----------------------------------------------------------------------

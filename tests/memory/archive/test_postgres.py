@@ -15,8 +15,9 @@ asyncpg = pytest.importorskip("asyncpg", reason="the postgres extra is not insta
 
 from memory.archive.connections import read_deadline  # noqa: E402
 from memory.archive.migrations import MigrationError  # noqa: E402
-from memory.archive.postgres import MIGRATIONS, PgArchive, migrate, pg_searcher  # noqa: E402
+from memory.archive.postgres import MIGRATIONS, PgArchive, migrate  # noqa: E402
 from memory.archive.records import NewMessage  # noqa: E402
+from memory.archive.search import Searcher  # noqa: E402
 from tests.memory.conftest import make_session, say  # noqa: E402
 
 
@@ -117,14 +118,14 @@ async def test_hostile_queries_never_raise(postgres_dsn: str) -> None:
         await make_session(archive, "s1", "p1")
         await say(archive, "s1", "p1", "note 1 about the lighthouse: a & b | !c <-> d:* \\ '")
         for scan_rows in (20_000, 1):
-            search = pg_searcher(archive, like_scan_rows=scan_rows)
+            search = Searcher(archive, like_scan_rows=scan_rows)
             for text in HOSTILE:
                 for sort in ("relevance", "newest", "oldest"):
                     await search.discover(text, viewer="p1", sort=sort)
                     await search.discover(text, viewer=None, sort=sort, exclude_session=text)
                 assert await archive.get_session(text, viewer=text) is None
                 assert await archive.messages(text, viewer=text) == []
-        found = await pg_searcher(archive).discover("'lighthouse'", viewer="p1")
+        found = await Searcher(archive).discover("'lighthouse'", viewer="p1")
         assert found.results[0].session.id == "s1"
 
 
@@ -137,7 +138,7 @@ async def test_a_nul_character_is_stored_as_a_replacement(postgres_dsn: str) -> 
         (stored,) = await archive.messages("s1", viewer="p1")
         assert stored.content == "binary\ufffdoutput of the heron feed"
         assert stored.tool_name == "t\ufffd"
-        found = await pg_searcher(archive).discover("heron", viewer="p1")
+        found = await Searcher(archive).discover("heron", viewer="p1")
         assert found.results[0].message.id == stored.id
 
 
@@ -154,7 +155,7 @@ async def test_check_finds_stale_grams_and_counts_and_repair_mends_them(
             await db.execute("UPDATE sessions SET message_count = 7")
         problems = await archive.check()
         assert len(problems) == 2 and "2 messages" in problems[0], problems
-        search = pg_searcher(archive, like_scan_rows=1)
+        search = Searcher(archive, like_scan_rows=1)
         assert (await search.find("大阪", viewer="p1"))[0] == []  # its grams are stale
         await archive.repair()
         assert await archive.check() == []
