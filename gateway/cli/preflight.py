@@ -21,7 +21,7 @@ from gateway.config import Config
 from gateway.ops_http import parse_listen
 from gateway.platforms import PLATFORMS
 
-__all__ = ["check_environment", "enabled_platforms"]
+__all__ = ["check_environment", "check_storage", "enabled_platforms"]
 
 
 def enabled_platforms(config: Config) -> list[str]:
@@ -45,7 +45,7 @@ def check_environment(config: Config, environ: Mapping[str, str]) -> list[str]:
                 f" (the bot token; set it in the environment, never in the file)"
             )
     problems += _model(config, environ)
-    problems += _storage(config, environ)
+    problems += check_storage(config, environ)
     for name in platforms:
         problems += PLATFORMS[name].check(getattr(config.platforms, name), environ)
     coordination = config.coordination
@@ -62,7 +62,7 @@ def check_environment(config: Config, environ: Mapping[str, str]) -> list[str]:
     return problems
 
 
-def _storage(config: Config, environ: Mapping[str, str]) -> list[str]:
+def check_storage(config: Config, environ: Mapping[str, str]) -> list[str]:
     """With ``storage.backend: postgres``, the connection string must be in the environment
     and look like one (never quoted back: it may carry a password)."""
     if config.storage.backend != "postgres":

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from gateway import logs
 from gateway.cli.common import UsageError, add_command
+from gateway.cli.preflight import check_storage
 from gateway.config import (
     Config,
     ConfigError,
@@ -114,6 +115,9 @@ def _run(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     shared = config.coordination
     if shared.backend == "redis" and not environ.get(shared.redis_url_env, "").strip():
         raise UsageError(f"coordination.backend is redis but {shared.redis_url_env} is not set")
+    problems = check_storage(config, environ)  # before anything opens: one line, no traceback
+    if problems:
+        raise UsageError("; ".join(problems))
     from gateway.wiring import build_model
 
     model = build_model(config, environ=environ)

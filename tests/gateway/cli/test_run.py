@@ -84,6 +84,24 @@ def test_the_redis_backend_without_its_url_is_one_line_and_exit_2(
     assert line == "mnemo: error: coordination.backend is redis but BOT_REDIS is not set"
 
 
+def test_the_local_provider_on_postgres_is_one_line_and_exit_2(
+    home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The local provider keeps its vectors in one replica's state.db: refused before
+    anything opens (it reached the provider's guard as a traceback)."""
+    monkeypatch.setenv("TELEGRAM_BOT_TOKEN", "123456:not-a-real-token")
+    monkeypatch.setenv("MNEMO_POSTGRES_DSN", "postgresql://nobody@127.0.0.1:9/none")
+    write_config(
+        home,
+        "platforms:\n  telegram: {enabled: true}\n"
+        "model: {base_url: 'http://127.0.0.1:9/v1'}\n"
+        "storage: {backend: postgres}\nmemory: {provider: local}\n",
+    )
+    assert main(["run"]) == 2
+    (line,) = capsys.readouterr().err.strip().splitlines()
+    assert line.startswith("mnemo: error: memory.provider is local but storage.backend is postgres")
+
+
 @pytest.mark.usefixtures("root_logging")
 def test_a_redis_that_does_not_answer_stops_run_with_one_line(
     home: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
