@@ -136,7 +136,7 @@ def baseline_rank(db: sqlite3.Connection, table: str, person: str, text: str) ->
 
 def stored_text(message: Message, *, headers: bool = True) -> str:
     """What the archive holds for a message: a user message carries the header line the
-    agent writes for the model (``agent_core.agent.Agent.user_message``; no speaker in a
+    agent writes for the model (``agent_core.conversation.user_message``; no speaker in a
     private chat), unless ``headers`` is off."""
     if headers and message.role == "user":
         return f"[{message.at.strftime('%Y-%m-%d %H:%M UTC')}]\n{message.text}"

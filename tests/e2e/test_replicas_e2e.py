@@ -203,6 +203,8 @@ async def test_three_replicas_answer_once_in_order_and_survive_a_sigkill(
             )
             after = driver.all_replies(str(BOB))[answered:]
             assert after.count(RESTARTED) == 1 and "slow answer" not in after
+            # no survivor ran the cut turn again (its answer would come after the test)
+            assert sum("slow: 60" in str(r.body) for r in openai.requests) == 1
 
             # 4. SIGKILL while Telegram holds the reply: another replica delivers it
             api.hang("sendMessage", None, chat_id=ALICE)

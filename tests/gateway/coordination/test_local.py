@@ -35,7 +35,9 @@ async def test_claims_holds_and_counters_expire() -> None:
     assert await local.claim("u1", 10)
     assert not await local.claim("u1", 10)
     await local.hold_until("chat", 1005.0)
+    assert await local.held_until("chat") == 1005.0
     assert await local.hit("n", 60) == 1
+    assert await local.hits("n", 60) == 1
     now[0] += 61
     assert await local.claim("u1", 10)  # expired: won again
     assert await local.held_until("chat") == 0
