@@ -6,12 +6,12 @@ In this order:
    bots and blocked people ignored silently. Nothing else runs for a message that fails here.
 2. **gate**: in a group the bot answers only when addressed (mention, reply, command),
    unless the platform's ``require_mention`` is off or the chat is a free-response chat.
-3. **deduplicate**: with replicas (a shared ``gateway.coordination`` backend) the first to
-   ``claim`` the update's key takes it and the others drop it, so an update delivered to two
-   replicas yields one turn; then the ledger (``gateway.ledger``), the durable record: an
-   update seen before is dropped, so a redelivery after a restart never gets a second
-   answer. A claim the backend cannot answer lets the update through (counted): the ledger
-   still keeps this replica from answering twice.
+3. **deduplicate**: the ledger (``gateway.ledger``), the durable record: an update seen
+   before is dropped, so a redelivery after a restart never gets a second answer. A ledger
+   the replicas share (PostgreSQL) decides across them too, so an update delivered to two
+   replicas yields one turn; with a shared ``gateway.coordination`` backend and a ledger of
+   this process's own, the first replica to ``claim`` the update's key takes it first (a
+   claim the backend cannot answer lets the update through, counted).
 4. **pairing** (``gateway.pairing.notices``): a stranger is told their code once (then at
    most a reminder every 10 minutes, across replicas), and the admins hear of each new
    code, batched.
@@ -94,7 +94,8 @@ class Intake:
         key = self.key(message)
         if self.closing:
             # acknowledged by the platform: keep it in the ledger so the next start tells them
-            # (unclaimed: a replica that is not stopping may still take it and answer)
+            # (unclaimed: with a ledger of its own, a replica that goes on may still take it;
+            # a shared ledger is this replica's now, and the others tell them once it is gone)
             await self._accept(message, key)
             return
         if not await self._claim(message):
@@ -146,8 +147,8 @@ class Intake:
     async def _claim(self, message: InboundMessage) -> bool:
         """Whether this replica takes ``message`` (always, with no shared backend)."""
         coordinator = self.coordinator
-        if coordinator is None or coordinator.backend == "local":
-            return True  # one process: the ledger alone deduplicates
+        if coordinator is None or coordinator.backend == "local" or self.ledger.shared:
+            return True  # one process, or a ledger all replicas share: it alone decides
         try:
             return await coordinator.claim(f"inbound:{message.dedup_key}", CLAIM_TTL_S)
         except CoordinationError as exc:  # counted by the coordinator

@@ -132,6 +132,10 @@ class DeliveryLedger(Protocol):
     """What the gateway asks of a delivery ledger: ``Ledger`` (SQLite, one process) and
     ``gateway.ledger_postgres.PgLedger`` (PostgreSQL, shared by replicas)."""
 
+    shared: bool
+    """Whether every replica records updates here: then ``accept`` alone decides, once
+    across all of them, who takes an update."""
+
     async def accept(self, item: Inbound) -> bool: ...
     async def finish(self, keys: Sequence[str]) -> None: ...
     async def interrupted(self) -> list[Inbound]: ...
@@ -147,6 +151,8 @@ class DeliveryLedger(Protocol):
 
 
 class Ledger:
+    shared = False  # one process's home
+
     def __init__(self, archive: Archive, *, retention_s: float = RETENTION_S) -> None:
         self.archive = archive
         self.retention_s = retention_s

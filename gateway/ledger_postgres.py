@@ -133,6 +133,8 @@ async def migrate(pool: asyncpg.Pool) -> list[str]:
 class PgLedger:
     """``gateway.ledger.Ledger``'s contract on a shared PostgreSQL, for one replica."""
 
+    shared = True  # every replica's accept is one INSERT ... ON CONFLICT on the same table
+
     def __init__(
         self,
         pool: asyncpg.Pool,

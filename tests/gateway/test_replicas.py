@@ -13,16 +13,18 @@ from pathlib import Path
 
 import asyncpg
 import pytest
+from redis.asyncio import Redis
 
 from gateway.config import Paths
 from gateway.config.storage import StorageConfig
+from gateway.coordination.redis import RedisCoordinator
 from gateway.ledger import Inbound, Outgoing
 from gateway.ledger_postgres import PgLedger
 from gateway.replies import RESTARTED
 from gateway.storage import open_storage
 from memory.archive.database import Archive
 from tests.gateway.rig import Rig, config
-from tests.services import postgres_schema
+from tests.services import RedisTarget, postgres_schema
 
 DEAD_AFTER_S = 0.6
 
@@ -120,3 +122,45 @@ async def test_a_chat_that_moved_between_replicas_keeps_its_whole_history(
         last = json.dumps(a.model.requests[-1].messages)
         assert "message number 1" in last and "echo: message number 1" in last
         assert last.index("message number 0") < last.index("message number 1")
+
+
+async def test_with_a_shared_ledger_it_alone_takes_each_update_once(
+    tmp_path: Path, pool: asyncpg.Pool, redis_target: RedisTarget
+) -> None:
+    """Two replicas on one PostgreSQL ledger and one Redis, each update delivered to both:
+    answered once, decided by the ledger's accept; no claim is asked of Redis (one round
+    trip an update less)."""
+    coordinators = [
+        RedisCoordinator.connect(redis_target.url, namespace=redis_target.prefix) for _ in "ab"
+    ]
+    rigs, archives = [], []
+    for name, coordinator in zip("ab", coordinators, strict=True):
+        home = tmp_path / name
+        home.mkdir()
+        archive = await Archive.open(home / "state.db")
+        rig = Rig(home, archive, config(), coordinator=coordinator)
+        rig.gateway = rig.build(ledger=await PgLedger(pool).open())
+        await rig.gateway.start()
+        rigs.append(rig)
+        archives.append(archive)
+    try:
+        for n in range(3):
+            update = rigs[0].adapter.message(f"hello {n}", update_id=f"u{n}")
+            await asyncio.gather(*(rig.adapter.deliver(update) for rig in rigs))
+        for rig in rigs:
+            await rig.gateway.router.drain(5)
+        said = "\n".join(rigs[0].adapter.texts() + rigs[1].adapter.texts())
+        assert [said.count(f"hello {n}") for n in range(3)] == [1, 1, 1]
+        dropped = sum(rig.gateway.metrics.value("mnemo_redeliveries_total") for rig in rigs)
+        assert dropped == 3
+        client = Redis.from_url(redis_target.url)
+        try:
+            claims = [k async for k in client.scan_iter(match=f"{redis_target.prefix}claim:*")]
+        finally:
+            await client.aclose()
+        assert claims == []
+    finally:
+        for rig, archive, coordinator in zip(rigs, archives, coordinators, strict=True):
+            await rig.gateway.stop()
+            await archive.close()
+            await coordinator.aclose()
