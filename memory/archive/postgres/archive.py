@@ -17,16 +17,18 @@ from typing import Any, TypeVar
 
 import asyncpg
 
-from memory.archive.cjk import CJK_CLASS, has_cjk
+from memory.archive.cjk import CJK_CLASS
 from memory.archive.connections import READ_DEADLINE
 from memory.archive.postgres.indexes import PgIndexes
 from memory.archive.postgres.schema import VISIBLE, migrate
 from memory.archive.postgres.transfer import import_records
 from memory.archive.postgres.writes import (
     INSERT_EXCHANGE,
+    SET_GRAMS,
     clean,
     ensure_session,
     gram_list,
+    index_grams,
     join,
     message_params,
 )
@@ -170,9 +172,7 @@ class PgArchive:
                 max(m.created_at or now for m in messages),
                 clean(title_of(first_user)),
             )
-            grams = [(row[0], gram_list(row[1])) for row in inserted if has_cjk(row[1])]
-            if grams:
-                await db.executemany("UPDATE messages SET grams = $2 WHERE id = $1", grams)
+            await index_grams(db, inserted)
         ids = [row[0] for row in inserted]
         return ids
 
@@ -372,7 +372,7 @@ class PgArchive:
         """Rewrite stale CJK grams and session counters."""
         stale = await self._stale_grams()
         async with self.pool.acquire() as db, db.transaction():
-            await db.executemany("UPDATE messages SET grams = $2 WHERE id = $1", stale)
+            await db.executemany(SET_GRAMS, stale)
             await db.execute(
                 "UPDATE sessions s SET message_count ="
                 " (SELECT count(*) FROM messages m WHERE m.session_id = s.id)"

@@ -22,8 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from memory.archive.cjk import has_cjk
-from memory.archive.postgres.writes import Connection, clean, gram_list, message_params
+from memory.archive.postgres.writes import Connection, clean, index_grams, message_params
 from memory.archive.records import ArchiveError, Message, Session
 
 __all__ = ["Present", "RestoreConflict", "present", "restore_session"]
@@ -69,9 +68,7 @@ async def restore_session(
     rows = [_params(message) for message in messages]
     columns = [list(column) for column in zip(*rows, strict=True)]
     inserted = await db.fetch(INSERT_MESSAGES, *columns)
-    grams = [(row[0], gram_list(row[1])) for row in inserted if has_cjk(row[1])]
-    if grams:
-        await db.executemany("UPDATE messages SET grams = $2 WHERE id = $1", grams)
+    await index_grams(db, inserted)
     new = {int(row[0]) for row in inserted}
     skipped = [m for m in messages if m.id not in new]
     if skipped:

@@ -11,8 +11,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 import asyncpg
 
-from memory.archive.cjk import has_cjk
-from memory.archive.postgres.writes import Connection, clean, ensure_session, gram_list
+from memory.archive.postgres.writes import Connection, clean, ensure_session, index_grams
 from memory.archive.records import ImportReport, SessionSpec, title_of
 from memory.archive.transfer import ImportRecord, parse_record
 
@@ -88,9 +87,7 @@ async def import_batch(
     ]  # fmt: skip
     columns = [list(column) for column in zip(*rows, strict=True)] if rows else [[]] * 6
     inserted = await db.fetch(INSERT_ROWS, *columns)
-    grams = [(row[0], gram_list(row[1])) for row in inserted if has_cjk(row[1])]
-    if grams:
-        await db.executemany("UPDATE messages SET grams = $2 WHERE id = $1", grams)
+    await index_grams(db, inserted)
     titles: dict[str, str | None] = {}
     for record in records:
         sid = ids[(record.platform, record.session)]

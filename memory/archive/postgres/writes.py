@@ -9,15 +9,17 @@ from collections.abc import Sequence
 
 import asyncpg
 
-from memory.archive.cjk import grams
+from memory.archive.cjk import grams, has_cjk
 from memory.archive.records import ArchiveError, Message, NewMessage, SessionSpec
 
 __all__ = [
     "INSERT_EXCHANGE",
+    "SET_GRAMS",
     "Connection",
     "clean",
     "ensure_session",
     "gram_list",
+    "index_grams",
     "join",
     "message_params",
 ]
@@ -47,6 +49,17 @@ def gram_list(text: str | None) -> list[str] | None:
     """The CJK grams of ``text`` (``memory.archive.cjk.grams``) as the ``grams`` array."""
     found = grams(text)
     return None if found is None else found.split(" ")
+
+
+SET_GRAMS = "UPDATE messages SET grams = $2 WHERE id = $1"
+
+
+async def index_grams(db: Connection, inserted: Sequence[asyncpg.Record]) -> None:
+    """Store the CJK grams of the messages just inserted (``(id, search_text)`` rows, as
+    the inserts return them); rows without CJK keep ``grams`` NULL."""
+    found = [(row[0], gram_list(row[1])) for row in inserted if has_cjk(row[1])]
+    if found:
+        await db.executemany(SET_GRAMS, found)
 
 
 async def join(db: Connection, session_id: str, people: Sequence[str]) -> None:
