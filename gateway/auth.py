@@ -13,6 +13,7 @@ it with ``/pair approve CODE`` or ``mnemo pairing approve CODE``.
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Literal
@@ -70,7 +71,17 @@ class Auth:
     def is_admin(self, sender: Identity) -> bool:
         return not sender.is_bot and sender.qualified in self.access.admins
 
+    async def decide(self, message: InboundMessage) -> Verdict:
+        """``check``, without holding the event loop on a database: where the pairing state
+        is a document the replicas share (PostgreSQL), its reads (a version check per
+        message, a stranger's code) run in a worker thread, so a slow round trip delays
+        this message alone, not every chat. A file's version is one ``stat``: asked inline."""
+        if self.pairing.local:
+            return self.check(message)
+        return await asyncio.to_thread(self.check, message)
+
     def check(self, message: InboundMessage) -> Verdict:
+        """The verdict on ``message`` (blocking: may read and write the pairing state)."""
         sender = message.sender
         if sender.is_bot:
             return Verdict("ignore", reason="bots are ignored")

@@ -83,7 +83,7 @@ class Intake:
 
     async def receive(self, message: InboundMessage) -> None:
         """An adapter's sink: authorize, gate, deduplicate, queue. Returns quickly."""
-        verdict = self.auth.check(message)
+        verdict = await self.auth.decide(message)
         if verdict.action == "ignore":
             log.debug("ignored %s: %s", message.dedup_key, verdict.reason)
             await self._dismiss(message)

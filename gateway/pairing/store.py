@@ -27,6 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
+import threading
 import time
 from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass, field
@@ -129,6 +130,12 @@ class PairingStore:
         self._view_cache = _View()
         self._stamp: Version = None
         self._viewed = False
+        self._view_lock = threading.Lock()  # the choke point may ask from worker threads
+
+    @property
+    def local(self) -> bool:
+        """Whether the state is a file of this machine (cheap to ask on the event loop)."""
+        return isinstance(self.documents, FileDocuments)
 
     # -- the document ---------------------------------------------------------------------
 
@@ -167,6 +174,10 @@ class PairingStore:
         self.documents.write(self.name, text.encode("utf-8"), expected=version)
 
     def _view(self) -> _View:
+        with self._view_lock:  # one refresh at a time: the cache and its stamp stay a pair
+            return self._refreshed()
+
+    def _refreshed(self) -> _View:
         stamp = self.documents.version(self.name)
         if not self._viewed or stamp != self._stamp:
             data, version = self._load()

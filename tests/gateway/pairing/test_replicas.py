@@ -5,6 +5,8 @@ each replica has a pool of its own."""
 
 from __future__ import annotations
 
+import asyncio
+import threading
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
@@ -84,3 +86,38 @@ def test_strangers_on_two_replicas_at_once_all_get_their_codes(pg_stores_factory
         codes = [job.result(timeout=60) for job in jobs]
     listed = {p.who: p.code for p in left.listing().pending}
     assert listed == {f"telegram:{n}": code for n, code in enumerate(codes)}
+
+
+async def test_the_choke_point_never_holds_the_event_loop_on_the_database(
+    pg_stores_factory: Opener,
+) -> None:
+    """Every message asks the shared pairing state (its version, a stranger's code): on
+    PostgreSQL that is a round trip, which must delay that message alone, not every chat.
+    The table is locked for a while by another session; the loop keeps running meanwhile."""
+    stores = pg_stores_factory()
+    gate = Auth(Access(), PairingStore(stores.documents("pairing")))
+    assert not gate.pairing.local
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_table() -> None:
+        with stores.pool.connection() as conn:
+            conn.execute("LOCK TABLE store_documents IN ACCESS EXCLUSIVE MODE")
+            locked.set()
+            release.wait(10)  # the transaction (and the lock) ends as the block ends
+
+    holder = threading.Thread(target=hold_the_table)
+    holder.start()
+    try:
+        assert await asyncio.to_thread(locked.wait, 10)
+        threading.Timer(0.5, release.set).start()  # from elsewhere: a held loop cannot
+        decided = asyncio.create_task(gate.decide(dm("7")))
+        ticks = 0
+        while not decided.done():
+            await asyncio.sleep(0.01)
+            ticks += 1
+        verdict = await decided
+    finally:
+        release.set()
+        holder.join(10)
+    assert verdict.action == "pair" and verdict.offer is not None  # decided once unlocked
+    assert ticks >= 10  # the loop ran while the question waited (0 when it was held)
