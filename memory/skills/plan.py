@@ -52,6 +52,11 @@ def plan_change(store: SkillDisk, change: SkillChange) -> Plan:
     if not isinstance(change, SkillChange):
         raise TypeError(f"expected a SkillChange, got {type(change).__name__}")
     check_name(change.name)
+    with store.tree.reading():  # the plan reads; it writes only when it runs
+        return _planned(store, change)
+
+
+def _planned(store: SkillDisk, change: SkillChange) -> Plan:
     if change.action == "create":
         return _create(store, change)
     folder = store.find_folder(change.name)

@@ -116,6 +116,10 @@ class SkillStore(SkillDisk):
 
     def scan(self) -> tuple[list[Skill], list[SkillProblem]]:
         """Every valid skill, sorted by (category or "", name), and every problem found."""
+        with self.tree.reading():
+            return self._scanned()
+
+    def _scanned(self) -> tuple[list[Skill], list[SkillProblem]]:
         try:
             folders, problems = self.folders()
             loaded: dict[str, list[Skill]] = {}
@@ -170,7 +174,8 @@ class SkillStore(SkillDisk):
 
     def body(self, name: str) -> str:
         """SKILL.md without its front matter (for ``/<skill-name>`` invocation); screened."""
-        skill = self._find(name)
+        with self.tree.reading():
+            skill = self._find(name)
         text = read_skill_md(self.tree, skill.rel, f"{name}/{SKILL_FILE}")
         self._screen(text, f"{name}/{SKILL_FILE}")
         return parse_skill_md(text).body
@@ -180,6 +185,10 @@ class SkillStore(SkillDisk):
 
         ``screened`` refuses text the scanner flags; pass False only to show an operator.
         """
+        with self.tree.reading():
+            return self._viewed(name, file_path, screened=screened)
+
+    def _viewed(self, name: str, file_path: str | None, *, screened: bool) -> str:
         skill = self._find(name)
         if file_path in (None, "", SKILL_FILE):
             label = f"{name}/{SKILL_FILE}"
@@ -214,12 +223,13 @@ class SkillStore(SkillDisk):
     def support_files(self, skill: Skill) -> list[str]:
         """Regular support files (``references/api.md``, …), sorted; symlinks are skipped."""
         found: list[str] = []
-        for top in SUPPORT_DIRS:
-            if self.tree.kind(join(skill.rel, top)) != "dir":
-                continue
-            for path, kind in walk(self.tree, join(skill.rel, top)):
-                if kind == "file":
-                    found.append(path[len(skill.rel) + 1 :])
+        with self.tree.reading():
+            for top in SUPPORT_DIRS:
+                if self.tree.kind(join(skill.rel, top)) != "dir":
+                    continue
+                for path, kind in walk(self.tree, join(skill.rel, top)):
+                    if kind == "file":
+                        found.append(path[len(skill.rel) + 1 :])
         found.sort()
         if len(found) > _MAX_LISTED_FILES:
             more = len(found) - _MAX_LISTED_FILES
@@ -229,6 +239,10 @@ class SkillStore(SkillDisk):
     def check(self) -> list[SkillProblem]:
         """Every problem of every skill: listing problems, then scanner findings and bad or
         unusable files inside valid skills (for ``mnemo skills check``). Slow on big files."""
+        with self.tree.reading():
+            return self._checked()
+
+    def _checked(self) -> list[SkillProblem]:
         skills, problems = self.scan()
         for skill in skills:
             try:

@@ -12,7 +12,9 @@ the root itself) for every file and folder.
   (``memory.documents``, e.g. PostgreSQL's ``PgStores(pool).documents("skills")``, which
   every replica shares): folders are implied by the paths below them, there are no
   symlinks, and the write lock is the exclusive section of ``.write``, so a create, a
-  delete of a whole skill, or an approval is one transaction there.
+  delete of a whole skill, or an approval is one transaction there. Each ``kind`` and
+  ``entries`` lists the folder's documents; a read that asks many of them (the index at a
+  session's start, a skill's view) runs inside ``reading()``, which lists them once.
 
 Both skip dot entries when listing (the staged changes, locks, temporary folders).
 """
@@ -24,6 +26,7 @@ import os
 import secrets
 import shutil
 import tempfile
+import threading
 from collections.abc import Iterator
 from contextlib import AbstractContextManager
 from pathlib import Path
@@ -74,6 +77,11 @@ class SkillTree(Protocol):
 
     def inside(self, rel: str, base: str) -> bool:
         """``rel`` really is below ``base`` (belt and braces after ``kind`` checks)."""
+        ...
+
+    def reading(self) -> AbstractContextManager[None]:
+        """A read of many paths: where listing costs a round trip, the listing is taken
+        once for the block (this thread's; a write of this tree inside lists again)."""
         ...
 
     def write_lock(self) -> AbstractContextManager[None]: ...
@@ -130,6 +138,9 @@ class FileTree:
     def inside(self, rel: str, base: str) -> bool:
         return self.path(rel).resolve().is_relative_to(self.path(base).resolve())
 
+    def reading(self) -> AbstractContextManager[None]:
+        return contextlib.nullcontext()  # each stat is the truth, and cheap
+
     def write_lock(self) -> AbstractContextManager[None]:
         return file_lock(self.root / WRITE_LOCK)
 
@@ -181,6 +192,7 @@ class DocumentTree:
 
     def __init__(self, documents: Documents) -> None:
         self.documents = documents
+        self._pinned = threading.local()  # depth, names: the listing of a `reading` block
 
     @property
     def where(self) -> str:
@@ -196,7 +208,7 @@ class DocumentTree:
     def kind(self, rel: str) -> Kind:
         if not rel:
             return "dir"
-        names = self.documents.names()
+        names = self._names()
         if rel in names:
             return "file"
         if any(name.startswith(rel + "/") for name in names):
@@ -207,7 +219,7 @@ class DocumentTree:
         prefix = rel + "/" if rel else ""
         found = {
             name[len(prefix) :].split("/", 1)[0]
-            for name in self.documents.names()
+            for name in self._names()
             if name.startswith(prefix)
         }
         return sorted(name for name in found if hidden or not name.startswith("."))
@@ -223,6 +235,27 @@ class DocumentTree:
 
     def inside(self, rel: str, base: str) -> bool:
         return rel == base or rel.startswith(base + "/") or not base
+
+    @contextlib.contextmanager
+    def reading(self) -> Iterator[None]:
+        pinned = self._pinned
+        depth = getattr(pinned, "depth", 0)
+        pinned.depth = depth + 1
+        try:
+            yield
+        finally:
+            pinned.depth = depth
+            if not depth:
+                pinned.names = None
+
+    def _names(self) -> list[str]:
+        pinned = self._pinned
+        if not getattr(pinned, "depth", 0):
+            return self.documents.names()
+        names: list[str] | None = getattr(pinned, "names", None)
+        if names is None:
+            names = pinned.names = self.documents.names()
+        return names
 
     def write_lock(self) -> AbstractContextManager[None]:
         return self.documents.exclusive(WRITE_LOCK)
@@ -242,6 +275,7 @@ class DocumentTree:
                 self._delete(name)
 
     def _write(self, rel: str, text: str, expected: object) -> None:
+        self._pinned.names = None  # the listing changes
         try:
             self.documents.write(rel, text.encode("utf-8"), expected=expected)
         except Conflict:
@@ -250,6 +284,7 @@ class DocumentTree:
             raise SkillError(f"{rel} could not be written: {exc}.") from None
 
     def _delete(self, rel: str) -> None:
+        self._pinned.names = None
         try:
             self.documents.delete(rel, expected=self.documents.version(rel))
         except Conflict:

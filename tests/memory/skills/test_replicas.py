@@ -7,9 +7,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 
 import pytest
 
+from memory.documents import Document, Documents, Version
 from memory.documents.postgres import PgStores
 from memory.skills import DocumentTree, SkillChange, SkillError, SkillStore
 from tests.memory.skills.helpers import skill_md
@@ -96,3 +98,77 @@ def test_an_unreadable_pending_row_is_set_aside(pg_stores_factory: Opener) -> No
     assert row == (".pending.json", '{"items": [{"id": 1}]}')
     item = store.stage(SkillChange("delete", "s"), requested_by="a", reason="r")
     assert [p.id for p in store.pending()] == [item.id] and store.scan()[1] == []
+
+
+class Listings:
+    """PostgreSQL's documents, counting the listings asked of them (each a round trip)."""
+
+    def __init__(self, inner: Documents) -> None:
+        self.inner = inner
+        self.count = 0
+
+    @property
+    def where(self) -> str:
+        return self.inner.where
+
+    def location(self, name: str) -> str:
+        return self.inner.location(name)
+
+    def read(self, name: str) -> Document:
+        return self.inner.read(name)
+
+    def version(self, name: str) -> Version:
+        return self.inner.version(name)
+
+    def write(self, name: str, data: bytes, *, expected: Version) -> None:
+        self.inner.write(name, data, expected=expected)
+
+    def delete(self, name: str, *, expected: Version) -> None:
+        self.inner.delete(name, expected=expected)
+
+    def names(self) -> list[str]:
+        self.count += 1
+        return self.inner.names()
+
+    def exclusive(self, name: str) -> AbstractContextManager[None]:
+        return self.inner.exclusive(name)
+
+    def backup(self, name: str, raw: bytes, *, now: float) -> str:
+        return self.inner.backup(name, raw, now=now)
+
+    def set_aside(self, name: str, problem: object, *, what: str, now: float) -> None:
+        self.inner.set_aside(name, problem, what=what, now=now)
+
+
+def test_reading_the_skills_lists_the_documents_once_not_per_path(
+    pg_stores_factory: Opener,
+) -> None:
+    """The index at a session's start asks the kind of every folder and SKILL.md: on
+    PostgreSQL each would be a listing of every skills document (30 skills, 90 documents:
+    about 60 round trips each returning all 90). One read lists them once."""
+    counted = Listings(pg_stores_factory().documents("skills"))
+    store = SkillStore(DocumentTree(counted))
+    for n in range(30):
+        store.apply(SkillChange("create", f"s{n}", skill_md(f"s{n}", f"Skill {n}"), category="c"))
+        store.apply(SkillChange("write_file", f"s{n}", "x\n", file_path="references/a.md"))
+    counted.count = 0
+    index = store.index()
+    assert index.count(": Skill ") == 30 and counted.count == 1
+    counted.count = 0
+    assert store.view("s7").endswith("- references/a.md") and counted.count == 1
+    counted.count = 0
+    assert store.check() == [] and counted.count == 1
+    counted.count = 0
+    store.apply(SkillChange("patch", "s3", old_text="Skill 3", new_text="Skill three"))
+    assert counted.count <= 2  # the early refusal check, and the plan under the write lock
+    assert "s3: Skill three" in store.index()
+
+
+def test_inside_a_read_a_write_of_the_tree_is_seen(pg_stores_factory: Opener) -> None:
+    tree = DocumentTree(pg_stores_factory().documents("skills"))
+    with tree.reading():
+        assert tree.kind("new") == "missing"
+        tree.create_folder("new", skill_md("new", "Fresh"))
+        assert tree.kind("new") == "dir" and tree.entries("new") == ["SKILL.md"]
+        tree.delete_folder("new")
+        assert tree.kind("new") == "missing"
