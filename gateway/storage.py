@@ -13,7 +13,9 @@ environment and is never logged; a database that does not answer stops the comma
 one line that names the variable, not its value.
 
 ``open_storage`` is an async context manager: what it opened is closed in reverse order
-however the block ends.
+however the block ends. The operator's commands of one short process take the synchronous
+stores from ``command_stores`` and the archive from ``open_archive``, so that every command
+reads the state a running gateway of the same config reads.
 """
 
 from __future__ import annotations
@@ -39,6 +41,8 @@ if TYPE_CHECKING:  # the archive and the ledger load only where a command opens 
 
 __all__ = [
     "Storage",
+    "Stores",
+    "command_stores",
     "open_archive",
     "open_storage",
     "postgres_dsn",
@@ -138,8 +142,43 @@ async def _postgres(
 # -- the operator's commands --------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class Stores:
+    """The synchronous stores ``storage.backend`` names (no I/O until used)."""
+
+    memory: MemoryStores
+    skills: SkillStore  # whether or not skills are enabled: the operator reads them anyway
+    pairing: PairingStore
+
+
+def command_stores(
+    paths: Paths,
+    config: Config,
+    environ: Mapping[str, str],
+    *,
+    clock: Callable[[], float] = time.time,
+) -> Stores:
+    """Curated memory, skills and pairing for a command of one short process (``mnemo
+    memory``, ``pairing``, ``skills``, ``doctor``, ``storage check``): the home folder's
+    files on SQLite, the PostgreSQL documents (``shared_documents``) on postgres, the same
+    ones the gateway of this config uses. ``ConfigError`` names the variable when the
+    database cannot be reached."""
+    shared = shared_documents(config, environ)
+    if shared is None:
+        return Stores(
+            memory_stores(paths, config),
+            SkillStore(paths.skills),
+            PairingStore(paths.home / "pairing.json", clock=clock),
+        )
+    return Stores(
+        memory_stores(shared.memory(), config),
+        SkillStore(DocumentTree(shared.skills())),
+        PairingStore(shared.pairing(), clock=clock),
+    )
+
+
 def shared_documents(config: Config, environ: Mapping[str, str]) -> PgStores | None:
-    """For a command of one short process (``mnemo memory``, ``pairing``, ``skills``): the
+    """For a command of one short process (``command_stores``, ``mnemo storage``): the
     PostgreSQL stores when ``storage.backend`` is postgres, opened once and closed at exit;
     None on SQLite (the home folder's files). ``ConfigError`` names the variable when the
     database cannot be reached."""
@@ -163,9 +202,12 @@ def _documents(variable: str, dsn: str) -> PgStores:
 
 @contextlib.asynccontextmanager
 async def open_archive(
-    paths: Paths, config: Config, environ: Mapping[str, str]
+    paths: Paths, config: Config, environ: Mapping[str, str], *, migrate: bool = True
 ) -> AsyncIterator[ArchiveStore]:
-    """The archive alone, on the configured backend (``mnemo sessions``)."""
+    """The archive alone, on the configured backend (``mnemo sessions``). ``migrate=False``
+    (the checks, which must not write): on PostgreSQL the schema is left as it is and the
+    pool connects on first use, so the caller reads ``schemas`` first, inside ``reaching``;
+    SQLite's ``state.db`` is migrated on open whatever it says, as every command does."""
     if config.storage.backend == "sqlite":
         from memory.archive import Archive  # noqa: PLC0415
 
@@ -176,6 +218,11 @@ async def open_archive(
 
     variable, dsn = postgres_dsn(config, environ)
     with reaching(variable):
-        pg = await PgArchive.open(dsn, max_size=2)
+        if migrate:
+            pg = await PgArchive.open(dsn, max_size=2)
+        else:
+            import asyncpg  # noqa: PLC0415
+
+            pg = PgArchive(await asyncpg.create_pool(dsn, min_size=0, max_size=2))
     async with pg:
         yield pg

@@ -14,7 +14,7 @@ import sys
 from typing import Any
 
 from gateway.cli.common import UsageError, add_command
-from gateway.config import Config, Paths, memory_stores
+from gateway.config import Config, Paths
 from gateway.people import person_option
 from gateway.terminal import visible
 from memory import (
@@ -98,10 +98,9 @@ def register(commands: Any) -> None:
 
 
 def _stores(paths: Paths, config: Config) -> MemoryStores:
-    from gateway.storage import shared_documents
+    from gateway.storage import command_stores
 
-    shared = shared_documents(config, os.environ)
-    return memory_stores(paths if shared is None else shared.memory(), config)
+    return command_stores(paths, config, os.environ).memory
 
 
 def _one(args: argparse.Namespace, stores: MemoryStores, *, direct: bool = False) -> MemoryStore:

@@ -22,7 +22,7 @@ from typing import Any
 from adapters.messages import label
 from gateway.cli.common import UsageError, add_command
 from gateway.config import Config, Paths
-from gateway.pairing import Listing, PairingStore, qualified_id, time_left
+from gateway.pairing import Listing, qualified_id, time_left
 
 __all__ = ["register"]
 
@@ -51,10 +51,9 @@ def register(commands: Any) -> None:
 
 
 def _pairing(args: argparse.Namespace, paths: Paths, config: Config) -> int:
-    from gateway.storage import shared_documents
+    from gateway.storage import command_stores
 
-    shared = shared_documents(config, os.environ)
-    store = PairingStore(paths.home / "pairing.json" if shared is None else shared.pairing())
+    store = command_stores(paths, config, os.environ).pairing
     if args.action == "list":
         listing = store.listing()
         if args.json:

@@ -18,7 +18,7 @@ from typing import Any
 from gateway.cli.common import add_command
 from gateway.config import Config, Paths
 from gateway.terminal import visible
-from memory.skills import DocumentTree, SkillError, SkillStore
+from memory.skills import SkillError, SkillStore
 
 __all__ = ["register"]
 
@@ -55,10 +55,9 @@ def register(commands: Any) -> None:
 
 
 def _store(paths: Paths, config: Config) -> SkillStore:
-    from gateway.storage import shared_documents
+    from gateway.storage import command_stores
 
-    shared = shared_documents(config, os.environ)
-    return SkillStore(paths.skills if shared is None else DocumentTree(shared.skills()))
+    return command_stores(paths, config, os.environ).skills
 
 
 def _fail(exc: SkillError) -> int:

@@ -9,6 +9,7 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+import asyncpg
 import psycopg
 import pytest
 import yaml
@@ -349,3 +350,52 @@ def test_a_file_postgres_cannot_keep_is_reported_and_the_move_fails(home: Home) 
     assert "PROBLEM skills/devops/deploy/assets/logo.png: not copied" in out
     assert "MISSING skill files: 1 of the source's 3 are not in the target" in out
     assert _table(out)["skill files"] == [3, 2, 2]
+
+
+async def _tables(dsn: str) -> set[str]:
+    """The tables in the test's schema (the first on the DSN's ``search_path``)."""
+    db = await asyncpg.connect(dsn)
+    try:
+        rows = await db.fetch("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+    finally:
+        await db.close()
+    return {str(row[0]) for row in rows}
+
+
+async def _open_archive(dsn: str) -> None:
+    async with await PgArchive.open(dsn):
+        pass
+
+
+def test_check_writes_nothing_and_says_what_is_not_migrated(
+    tmp_path: Path, fresh_postgres_dsn: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A database no gateway has started on: the check reports the parts not migrated and
+    leaves their tables absent (the ledger's among them), then checks what is there."""
+    monkeypatch.setenv("MNEMO_POSTGRES_DSN", fresh_postgres_dsn)
+    path = tmp_path / "home"
+    path.mkdir()
+    postgres = tmp_path / "postgres.yaml"
+    postgres.write_text(yaml.safe_dump({"storage": {"backend": "postgres"}}), encoding="utf-8")
+    home = Home(path, postgres, fresh_postgres_dsn, "")
+
+    code, out, err = home.run("storage", "check", on="postgres")
+    assert code == 0, err
+    assert "checked archive: not migrated: no tables yet" in out
+    assert "checked ledger: not migrated: no tables yet" in out
+    assert "checked memory, pairing and skills: not migrated: no tables yet" in out
+    assert asyncio.run(_tables(fresh_postgres_dsn)) == set()
+
+    # the archive and the stores exist (a move, an operator's `memory add`); the ledger not
+    asyncio.run(_open_archive(fresh_postgres_dsn))
+    assert home.run("memory", "add", "--person", "telegram:1", "Likes kites", on="postgres")[0] == 0
+    before = asyncio.run(_tables(fresh_postgres_dsn))
+    code, out, err = home.run("storage", "check", "--json", on="postgres")
+    assert code == 0, err
+    report = json.loads(out)
+    assert report["problems"] == []
+    assert "archive: 0 sessions, 0 messages, 0 people" in report["checked"]
+    assert "memory: 1 store scanned" in report["checked"]
+    assert any(note.startswith("ledger: not migrated: no tables yet") for note in report["checked"])
+    after = asyncio.run(_tables(fresh_postgres_dsn))
+    assert after == before and "outbox" not in after and "gateway_migrations" not in after
