@@ -10,8 +10,11 @@ Rows, in this order (each check is one or more rows ``check | result | detail``)
     discord   GET /users/@me with the configured token (adapters.discord.probe); a row per
               entry of gateway.platforms.PLATFORMS, each with its own probe
     home      a temporary file created and deleted there; group/other access to the home
-              or to memories/ is a warning naming the `chmod 700` that fixes it
-    archive   state.db opened and integrity-checked (memory.archive.database.Archive.check)
+              or to memories/ is a warning naming the `chmod 700` that fixes it (the home
+              holds the config and the logs on either backend)
+    storage   the backend storage.backend names: sqlite (the home), or PostgreSQL answering
+              within --timeout with every part's migrations current (see below)
+    archive   its integrity check (the archive's own ``check``) and its counts
     memory    per person: blocked entries and drifted files (warnings: `mnemo memory scan`)
     skills    SkillStore.check problems (a warning: `mnemo skills check`)
     provider  the memory provider memory.provider names: it starts and answers
@@ -27,6 +30,15 @@ gateway session, and the model request is one short message. Every check runs co
 a traceback. Every detail is redacted (the configured tokens, the API key and anything shaped
 like a credential, ``gateway.logs.Redactor``) and made terminal-safe (``visible``) before it
 is printed. The model's API key is never part of any message we build.
+
+The archive, memory and skills rows check what the gateway of this config uses
+(``gateway.storage``): ``state.db``, ``memories/`` and ``skills/`` in the home, or with
+``storage.backend: postgres`` the shared database. There the doctor writes nothing: it reads
+which migrations each part recorded (``gateway.storage_check.schemas``); a part with no
+tables yet is fine (the first ``mnemo run`` creates them), one behind is a warning, one a
+newer mnemo wrote a failure, and a part that is not current is not read (its rows are
+skipped). A database that does not answer is one failed storage row, naming the variable,
+never the connection string; the rows that need it are skipped.
 
 Opening an existing ``state.db`` applies pending migrations, as every other command does;
 nothing else is written, and a missing home or archive is never created.
@@ -51,12 +63,15 @@ from adapters.base import Forbidden, PlatformError
 from agent_core.models import ModelError, ModelInvalidResponse
 from gateway.cli.common import add_command
 from gateway.cli.preflight import check_environment
-from gateway.config import Config, Paths, memory_stores, secrets_of
+from gateway.config import Config, ConfigError, Paths, secrets_of
 from gateway.logs import Redactor
 from gateway.platforms import PLATFORMS
 from gateway.provider import health, open_provider
+from gateway.storage import command_stores, open_archive, reaching
+from gateway.storage_check import Schema, schemas
 from gateway.terminal import visible
-from memory.archive import Archive
+from memory.archive import Archive, ArchiveStore
+from memory.curated import MemoryStores
 from memory.providers.local import Embedder
 from memory.skills import SkillStore
 
@@ -125,9 +140,7 @@ async def run_checks(
         _guard("model", check_model(config, environ, timeout_s)),
         *(_guard(name, check_platform(name, config, environ, timeout_s)) for name in PLATFORMS),
         _guard("home", asyncio.to_thread(check_home, paths)),
-        _guard("archive", check_archive(paths)),
-        _guard("memory", asyncio.to_thread(check_memory, paths, config)),
-        _guard("skills", asyncio.to_thread(check_skills, paths)),
+        _guard("storage", check_storage(paths, config, environ, timeout_s)),
         _guard("provider", check_provider(paths, config, environ, timeout_s)),
         _guard("coordination", check_coordination(config, environ, timeout_s)),
     )
@@ -267,6 +280,89 @@ def check_home(paths: Paths) -> list[Check]:
     return rows
 
 
+async def check_storage(
+    paths: Paths, config: Config, environ: Mapping[str, str], timeout_s: float
+) -> list[Check]:
+    """The storage row, then the archive, memory and skills rows, of the backend that
+    ``storage.backend`` names (see the module docstring)."""
+    if config.storage.backend == "postgres":
+        return await _check_postgres(paths, config, environ, timeout_s)
+    stores = command_stores(paths, config, environ)  # the home's files: no I/O yet
+    groups = await asyncio.gather(
+        _guard("archive", check_archive(paths)),
+        _guard("memory", asyncio.to_thread(check_memory, stores.memory)),
+        _guard("skills", asyncio.to_thread(check_skills, stores.skills)),
+    )
+    head = Check("storage", "ok", f"sqlite: state.db and files in {paths.home}")
+    return [head, *(row for group in groups for row in group)]
+
+
+async def _check_postgres(
+    paths: Paths, config: Config, environ: Mapping[str, str], timeout_s: float
+) -> list[Check]:
+    variable = config.storage.postgres.dsn_env
+    where = f"postgres at {variable}"
+    started = time.monotonic()
+    async with contextlib.AsyncExitStack() as opened:
+        try:
+            async with asyncio.timeout(timeout_s):
+                archive = await opened.enter_async_context(
+                    open_archive(paths, config, environ, migrate=False)
+                )
+                with reaching(variable):
+                    found = await schemas(archive.pool)  # type: ignore[attr-defined]
+        except (TimeoutError, ConfigError) as exc:  # unset, refused, too slow: one row
+            why = _late(timeout_s) if isinstance(exc, TimeoutError) else "; ".join(exc.lines)
+            skipped = "not checked: the database did not answer (see the storage row)"
+            return [
+                Check("storage", "fail", f"{where}: {why.removeprefix('storage: ')}"),
+                *(Check(name, "skip", skipped) for name in ("archive", "memory", "skills")),
+            ]
+        head = _schema_rows(where, found, _ms(started))
+        archive_rows = _guard("archive", _archive_rows(archive, found["archive"]))
+        documents = found["stores"]
+        if documents.current:
+            stores = await asyncio.to_thread(command_stores, paths, config, environ)
+            groups = list(
+                await asyncio.gather(
+                    archive_rows,
+                    _guard("memory", asyncio.to_thread(check_memory, stores.memory)),
+                    _guard("skills", asyncio.to_thread(check_skills, stores.skills)),
+                )
+            )
+        else:
+            groups = [
+                await archive_rows,
+                [_unread("memory", documents, "no memory stored in PostgreSQL yet")],
+                [_unread("skills", documents, "no skills in PostgreSQL yet")],
+            ]
+    return [*head, *(row for group in groups for row in group)]
+
+
+def _schema_rows(where: str, found: Mapping[str, Schema], answered_in: str) -> list[Check]:
+    """One row per part a newer mnemo wrote (fail) or behind this one (warn), else one ok
+    row; parts with no tables yet are named, as the first ``mnemo run`` creates them."""
+    rows = [
+        Check("storage", "fail" if schema.unknown else "warn", f"{where}: {part}: {schema.state()}")
+        for part, schema in found.items()
+        if schema.recorded and not schema.current
+    ]
+    if rows:
+        return rows
+    detail = f"{where} answered in {answered_in}; migrations current"
+    empty = [part for part, schema in found.items() if not schema.recorded]
+    if empty:
+        detail += f" (no tables yet for {', '.join(empty)}: the first `mnemo run` creates them)"
+    return [Check("storage", "ok", detail)]
+
+
+def _unread(name: str, schema: Schema, empty: str) -> Check:
+    """The row of a part whose schema is not current: empty, or not read."""
+    if not schema.recorded:
+        return Check(name, "ok", empty)
+    return Check(name, "skip", "not checked: its tables are not current (see the storage row)")
+
+
 async def check_archive(paths: Paths) -> list[Check]:
     db = paths.state_db
     if not db.exists():
@@ -276,8 +372,16 @@ async def check_archive(paths: Paths) -> list[Check]:
     except Exception as exc:  # sqlite3.DatabaseError "file is not a database", OSError
         return [Check("archive", "fail", f"cannot open {db}: {_error(exc)}")]
     async with archive:
-        problems = await archive.check()
-        counts = await archive.counts() if not problems else {}
+        return await _archive_rows(archive)
+
+
+async def _archive_rows(archive: ArchiveStore, schema: Schema | None = None) -> list[Check]:
+    """The integrity check and the counts of an open archive (on PostgreSQL, only when
+    its ``schema`` is current)."""
+    if schema is not None and not schema.current:
+        return [_unread("archive", schema, "no archive in PostgreSQL yet")]
+    problems = await archive.check()
+    counts = await archive.counts() if not problems else {}
     if problems:
         hint = "; see `mnemo sessions check` (--repair rebuilds the search indexes)"
         return [Check("archive", "fail", f"{problem}{hint}") for problem in problems]
@@ -294,14 +398,14 @@ async def check_provider(
     kind = config.memory.provider
     if kind == "none":
         return [Check("provider", "ok", "none: the built-in memory only (memory.provider)")]
-    if kind == "local" and not paths.state_db.exists():
+    if kind == "local" and config.storage.backend == "sqlite" and not paths.state_db.exists():
         missing = Embedder.installed()
         return [Check("provider", "fail", missing) if missing else
                 Check("provider", "ok", "local: nothing archived yet")]  # fmt: skip
     started = time.monotonic()
     try:
-        async with (
-            await Archive.open(paths.state_db) as archive,
+        async with (  # on PostgreSQL no schema is touched: only the local provider reads it
+            open_archive(paths, config, environ, migrate=False) as archive,
             open_provider(config, archive=archive, model=None, environ=environ, index=False) as p,
         ):
             assert p is not None
@@ -320,10 +424,10 @@ async def check_provider(
     return [Check("provider", "ok", detail)]
 
 
-def check_memory(paths: Paths, config: Config) -> list[Check]:
+def check_memory(memory: MemoryStores) -> list[Check]:
     rows: list[Check] = []
     stores = 0
-    for store in memory_stores(paths, config):
+    for store in memory:
         stores += 1
         blocked, drifts = store.check()
         found = []
@@ -337,8 +441,7 @@ def check_memory(paths: Paths, config: Config) -> list[Check]:
     return rows or [Check("memory", "ok", f"{_count(stores, 'store')}, nothing blocked or drifted")]
 
 
-def check_skills(paths: Paths) -> list[Check]:
-    store = SkillStore(paths.skills)
+def check_skills(store: SkillStore) -> list[Check]:
     problems = store.check()
     if problems:
         first = problems[0]
