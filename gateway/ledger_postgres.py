@@ -17,7 +17,9 @@ that replica is gone. So:
   over is one ``UPDATE … RETURNING`` under row locks, so each orphan goes to exactly one
   replica, which then tells the person once or delivers the reply. A replica calls them at
   start-up and then periodically (``gateway.service``), so the chats of a replica that died
-  continue on the others.
+  continue on the others. A replica that runs only some platforms (``platforms``: ``mnemo
+  chat``'s console) takes over only their rows: another platform's reply would sit under
+  its name, unsent, for as long as it lives.
 
 A replica that stalls past ``dead_after_s`` without dying (a long GC pause, a frozen VM) can
 find its rows taken: its own later ``mark_sent`` still lands, so at worst a reply is sent
@@ -31,7 +33,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Protocol
 
 from gateway.ledger import RETENTION_S, Inbound, OutboxRow, Outgoing, outbox_row
@@ -142,11 +144,14 @@ class PgLedger:
         replica: str | None = None,
         retention_s: float = RETENTION_S,
         dead_after_s: float = DEAD_AFTER_S,
+        platforms: Collection[str] | None = None,
     ) -> None:
         self.pool = pool
         self.replica = replica or uuid.uuid4().hex
         self.retention_s = retention_s
         self.dead_after_s = dead_after_s
+        #: The platforms whose rows this replica takes over (None: every platform's).
+        self.platforms = None if platforms is None else sorted(platforms)
 
     async def open(self) -> PgLedger:
         """Migrate, then announce this replica (its first heartbeat)."""
@@ -204,10 +209,12 @@ class PgLedger:
         rows = await self.pool.fetch(
             "UPDATE inbound SET state = 'interrupted' WHERE state = 'queued' AND owner != $1 AND "
             + _GONE
-            + " RETURNING key, session_key, platform, chat_id, thread_id, message_id,"
+            + " AND ($3::text[] IS NULL OR platform = ANY($3::text[]))"
+            " RETURNING key, session_key, platform, chat_id, thread_id, message_id,"
             " received_at",
             self.replica,
             self.dead_after_s,
+            self.platforms,
         )
         found = [Inbound(*row) for row in rows]
         return sorted(found, key=lambda item: item.received_at)
@@ -287,10 +294,12 @@ class PgLedger:
     async def _take(self, whose: str, platform: str | None) -> list[OutboxRow]:
         rows = await self.pool.fetch(
             f"UPDATE outbox SET owner = $1 WHERE state = 'pending' AND {whose}"
-            f" AND ($3::text IS NULL OR platform = $3) RETURNING {_OUTBOX_COLUMNS}",
+            " AND ($3::text IS NULL OR platform = $3)"
+            f" AND ($4::text[] IS NULL OR platform = ANY($4::text[])) RETURNING {_OUTBOX_COLUMNS}",
             self.replica,
             self.dead_after_s,
             platform,
+            self.platforms,
         )
         return sorted((outbox_row(tuple(row)) for row in rows), key=lambda row: row.id)
 

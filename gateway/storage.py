@@ -25,7 +25,7 @@ import atexit
 import contextlib
 import functools
 import time
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Collection, Iterator, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
@@ -92,9 +92,13 @@ async def open_storage(
     environ: Mapping[str, str],
     *,
     clock: Callable[[], float] = time.time,
+    serves: Collection[str] | None = None,
 ) -> AsyncIterator[Storage]:
     """Open every store ``config.storage`` names; ``ConfigError`` when PostgreSQL cannot be
-    reached (one line, without the connection string)."""
+    reached (one line, without the connection string). ``serves``: the platforms this
+    process runs adapters for; on PostgreSQL its ledger takes over only their orphans (None:
+    every platform's, as a ``mnemo run`` replica does; ``mnemo chat`` serves the console
+    alone and must not take a Telegram reply it cannot send)."""
     if config.storage.backend == "sqlite":
         from memory.archive import Archive  # noqa: PLC0415
 
@@ -108,7 +112,7 @@ async def open_storage(
             )
         return
     async with contextlib.AsyncExitStack() as opened:
-        yield await _postgres(opened, config, environ, clock)
+        yield await _postgres(opened, config, environ, clock, serves)
 
 
 async def _postgres(
@@ -116,6 +120,7 @@ async def _postgres(
     config: Config,
     environ: Mapping[str, str],
     clock: Callable[[], float],
+    serves: Collection[str] | None,
 ) -> Storage:
     # the drivers are an extra: a SQLite gateway never imports them
     from gateway.ledger_postgres import PgLedger  # noqa: PLC0415
@@ -127,7 +132,9 @@ async def _postgres(
     with reaching(variable):
         archive = await PgArchive.open(dsn, max_size=section.pool_size)
     opened.push_async_callback(archive.close)
-    ledger = await PgLedger(archive.pool, dead_after_s=section.dead_after_s).open()
+    ledger = await PgLedger(
+        archive.pool, dead_after_s=section.dead_after_s, platforms=serves
+    ).open()
     with reaching(variable):
         pool = await asyncio.to_thread(open_pool, dsn, max_size=section.pool_size)
     opened.callback(pool.close)

@@ -20,6 +20,14 @@ bounded by ``gateway.drain_timeout_s``); a Ctrl-C while it waits for them exits 
 (130).
 ``--dry-run`` answers with an echo model instead of calling an endpoint.
 
+Its state is the gateway's (``gateway.storage.open_storage``, as ``mnemo run`` opens it):
+the console is the same agent, so with ``storage.backend: postgres`` it remembers into and
+recalls from the shared database, its sessions land in the shared archive, and ``/skills``
+and pairing are the replicas'. Refusing would leave an operator two diverging memories of
+one person, and the home's ``memories/`` would silently hold what no replica reads. The one
+difference from a replica: its ledger takes over only the console's orphans (``serves``), so
+a Telegram reply a dead replica left is never held by a console that cannot send it.
+
 Like every ``gateway.cli`` command module, this one imports the gateway, the agent and the model
 SDK inside the functions that use them: ``mnemo --help`` and the other commands load it
 to build the parser and should not pay for them.
@@ -31,6 +39,7 @@ import argparse
 import asyncio
 import contextlib
 import getpass
+import os
 import re
 import signal
 import sys
@@ -95,8 +104,8 @@ def _chat(args: argparse.Namespace, paths: Paths, config: Config) -> int:
 async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> int:
     from adapters.console import ConsoleAdapter
     from gateway.provider import open_provider
+    from gateway.storage import open_storage
     from gateway.wiring import build_gateway, close_model
-    from memory.archive import Archive
 
     person = console_person()
     user_id = person.removeprefix("console-")
@@ -119,21 +128,23 @@ async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> 
 
     # Left in reverse order however the chat ends (Ctrl-C while it finishes up included):
     # the gateway stops (running turns finish; reviews and notices awaited), the terminal is
-    # given back, the archive closes, the signals are ours no more, the model closes.
+    # given back, the storage closes, the signals are ours no more, the model closes.
     async with contextlib.AsyncExitStack() as parts:
         parts.push_async_callback(close_model, model)
         loop.add_signal_handler(signal.SIGINT, ctrl_c)
         loop.add_signal_handler(signal.SIGTERM, console.close)
         parts.callback(loop.remove_signal_handler, signal.SIGTERM)
         parts.callback(loop.remove_signal_handler, signal.SIGINT)
-        archive = await parts.enter_async_context(await Archive.open(paths.state_db))
+        storage = await parts.enter_async_context(
+            open_storage(paths, config, os.environ, serves={"console"})
+        )
         provider = await parts.enter_async_context(
-            open_provider(config, archive=archive, model=model)
+            open_provider(config, archive=storage.archive, model=model)
         )
         gateway = build_gateway(
             paths=paths,
             config=config,
-            archive=archive,
+            storage=storage,
             model=model,
             provider=provider,
             adapters={"console": console},
