@@ -25,7 +25,6 @@ from gateway.config import Config, Paths
 from gateway.people import person_option
 from gateway.provider import health
 from gateway.terminal import visible
-from memory.archive import Archive
 from memory.providers import Provider, ProviderError, Subject
 from memory.providers.local import Card, LocalProvider
 
@@ -68,15 +67,19 @@ def _person(p: argparse.ArgumentParser) -> None:
 def _with_provider(
     paths: Paths, config: Config, work: Callable[[Provider], Awaitable[T]], *, threads: int = 1
 ) -> T:
-    """Run ``work`` with the configured provider over the home's archive (no indexer)."""
+    """Run ``work`` with the configured provider over the archive of ``storage.backend``
+    (no indexer). Only the local provider reads the archive, and it needs SQLite's: on
+    PostgreSQL the archive is opened without migrating and so never connects, and no
+    ``state.db`` appears in the home."""
     from gateway.provider import open_provider  # the provider's SDK, only when used
+    from gateway.storage import open_archive
 
     if config.memory.provider == "none":
         raise UsageError("no memory provider is active (memory.provider: none)")
 
     async def go() -> T:
         async with (
-            await Archive.open(paths.state_db) as archive,
+            open_archive(paths, config, os.environ, migrate=False) as archive,
             open_provider(
                 config, archive=archive, model=None, index=False, threads=threads
             ) as provider,

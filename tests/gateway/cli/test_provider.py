@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 from pathlib import Path
 
 import pytest
 
 from gateway.cli import main
 from memory.archive.database import Archive
+from tests.fakes.honcho_server import FakeHoncho
 from tests.memory.conftest import make_session, say
 
 
@@ -100,3 +102,25 @@ def test_local_commands_refuse_under_another_provider(
     home = home_with(tmp_path, "none")
     code, _, err = run(home, "provider", "reindex", capsys=capsys)
     assert code == 2 and "local provider's" in err
+
+
+async def test_on_postgres_a_service_provider_leaves_the_home_alone(
+    tmp_path: Path, postgres_dsn: str, capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:  # fmt: skip
+    """Only the local provider reads the archive (SQLite's): under postgres the commands of
+    a service's provider neither make a state.db in the home nor touch the database."""
+    monkeypatch.setenv("MNEMO_POSTGRES_DSN", postgres_dsn)
+    home = tmp_path / "home"
+    home.mkdir(mode=0o700)
+    async with FakeHoncho() as server:
+        (home / "config.yaml").write_text(
+            "memory:\n  provider: honcho\n  provider_options:\n"
+            f"    honcho: {{base_url: '{server.base_url}'}}\n"
+            "storage: {backend: postgres}\n",
+            encoding="utf-8",
+        )
+        code, out, err = await asyncio.to_thread(run, home, "provider", "status", capsys=capsys)
+    assert code == 0, err
+    assert out.startswith("provider    honcho")
+    assert sorted(os.listdir(home)) == ["config.yaml"]
