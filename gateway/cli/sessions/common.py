@@ -16,7 +16,16 @@ from typing import Any, TypeVar
 from gateway.config import Config, Paths
 from memory.archive import ArchiveError, ArchiveStore, MigrationError
 
-__all__ = ["Handler", "guarded", "plural", "print_json", "query", "utc", "viewer_of"]
+__all__ = [
+    "Handler",
+    "archive_name",
+    "guarded",
+    "plural",
+    "print_json",
+    "query",
+    "utc",
+    "viewer_of",
+]
 
 T = TypeVar("T")
 Handler = Callable[[argparse.Namespace, Paths, Config], int]
@@ -28,6 +37,14 @@ def viewer_of(args: argparse.Namespace) -> str | None:
     return person
 
 
+def archive_name(paths: Paths, config: Config) -> str:
+    """Where the archive is, for people: ``state.db``'s path, or the variable that names the
+    PostgreSQL database (never its connection string)."""
+    if config.storage.backend == "postgres":
+        return f"PostgreSQL at {config.storage.postgres.dsn_env}"
+    return str(paths.state_db)
+
+
 def guarded(handler: Handler) -> Handler:
     """An archive that cannot be opened or read is a problem (exit 1), not a traceback."""
 
@@ -35,7 +52,7 @@ def guarded(handler: Handler) -> Handler:
         try:
             return handler(args, paths, config)
         except (ArchiveError, MigrationError, sqlite3.Error) as exc:
-            print(f"mnemo: archive {paths.state_db}: {exc}", file=sys.stderr)
+            print(f"mnemo: archive {archive_name(paths, config)}: {exc}", file=sys.stderr)
             return 1
 
     return run

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from gateway.cli.common import UsageError
-from gateway.cli.sessions.common import plural, print_json, query, viewer_of
+from gateway.cli.sessions.common import archive_name, plural, print_json, query, viewer_of
 from gateway.config import Config, Paths
 from memory.archive import ArchiveStore, ImportFormatError, ImportReport
 
@@ -118,17 +118,18 @@ def check_archive(args: argparse.Namespace, paths: Paths, config: Config) -> int
         return before, after, await archive.counts()
 
     found = query(paths, config, work)
+    where = archive_name(paths, config)
     if found is None:
         if args.json:
-            print_json({"database": str(paths.state_db), "exists": False, "problems": []})
+            print_json({"database": where, "exists": False, "problems": []})
         else:
-            print(f"No archive at {paths.state_db} yet; nothing to check.")
+            print(f"No archive at {where} yet; nothing to check.")
         return 0
     before, after, counts = found
     problems = before if after is None else after
     if args.json:
         data: dict[str, Any] = {
-            "database": str(paths.state_db),
+            "database": where,
             "exists": True,
             "problems": problems,
             **counts,
@@ -146,10 +147,10 @@ def check_archive(args: argparse.Namespace, paths: Paths, config: Config) -> int
         print(f"PROBLEM {problem}")
     if problems:
         hint = "" if after is not None else "; `mnemo sessions check --repair` rebuilds the indexes"
-        print(f"{plural(len(problems), 'problem')} in {paths.state_db}{hint}.")
+        print(f"{plural(len(problems), 'problem')} in {where}{hint}.")
         return 1
     print(
-        f"No problems in {paths.state_db} ({plural(counts['sessions'], 'session')},"
+        f"No problems in {where} ({plural(counts['sessions'], 'session')},"
         f" {plural(counts['messages'], 'message')})."
     )
     return 0

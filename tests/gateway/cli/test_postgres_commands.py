@@ -77,6 +77,11 @@ async def test_sessions_commands_read_the_shared_archive(
     )
     assert code == 0, err
     assert "kestrel" in out
+    code, out, err = await asyncio.to_thread(_cli, shared_home, "sessions", "check", capsys=capsys)
+    assert (code, out) == (
+        0,
+        "No problems in PostgreSQL at MNEMO_POSTGRES_DSN (1 session, 2 messages).\n",
+    ), err
     assert not (shared_home / "state.db").exists()
 
 
