@@ -27,7 +27,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "doctor": (
         "gateway.cli.doctor",
-        "check config, model, platform tokens, home, archive and memory",
+        "check config, model, platform tokens, home, storage, archive and memory",
     ),
     "storage": (
         "gateway.cli.storage",
