@@ -30,6 +30,7 @@ BY_MODULE = frozenset(
         "memory.providers.honcho",
         "memory.providers.mem0",
         "memory.documents.postgres",  # psycopg is an extra: only a postgres backend loads it
+        "memory.documents.schema",  # the same (its migrations, read by `mnemo storage check`)
         "memory.archive.postgres",  # asyncpg, the same
     }
 )

@@ -131,7 +131,10 @@ async def test_two_sharded_discord_replicas_each_answer_their_guild(
 
     async with FakeDiscord() as dc, AsyncExitStack() as stack:
         driver = DiscordDriver(dc)  # its guild is shard (id >> 22) % 2 of 2
-        other_guild = dc.add_guild("other", id=((driver.channel >> 22) + 1) << 22)
+        guild = dc.channels[driver.channel].guild_id or 0
+        # the other shard's guild: from the guild's id, not its channel's (a snowflake made a
+        # millisecond later may have the other parity, and put both guilds on one shard)
+        other_guild = dc.add_guild("other", id=((guild >> 22) + 1) << 22)
         other = dc.add_channel(other_guild, "general")
         channels = sorted(
             [driver.channel, other], key=lambda c: (dc.channels[c].guild_id or 0) >> 22 & 1
@@ -147,6 +150,7 @@ async def test_two_sharded_discord_replicas_each_answer_their_guild(
             for shard, home in enumerate(homes(tmp_path, "shard0", "shard1"))
         ]  # fmt: skip
         assert sorted(i["shard"] for i in dc.identify) == [[0, 2], [1, 2]]
+        assert [(dc.channels[c].guild_id or 0) >> 22 & 1 for c in channels] == [0, 1]
         mention = f"<@{dc.bot.id}>"
         for shard, channel in enumerate(channels):
             await dc.push_message(channel, driver.users[ALICE], f"{mention} on shard {shard}")
