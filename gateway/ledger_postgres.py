@@ -17,9 +17,9 @@ that replica is gone. So:
   over is one ``UPDATE … RETURNING`` under row locks, so each orphan goes to exactly one
   replica, which then tells the person once or delivers the reply. A replica calls them at
   start-up and then periodically (``gateway.service``), so the chats of a replica that died
-  continue on the others. A replica that runs only some platforms (``platforms``: ``mnemo
-  chat``'s console) takes over only their rows: another platform's reply would sit under
-  its name, unsent, for as long as it lives.
+  continue on the others. A replica takes over only the rows of the platforms it runs
+  (``platforms``: ``mnemo run``'s adapters, ``mnemo chat``'s console): another platform's
+  reply would sit under its name, unsent, for as long as it lives.
 
 A replica that stalls past ``dead_after_s`` without dying (a long GC pause, a frozen VM) can
 find its rows taken: its own later ``mark_sent`` still lands, so at worst a reply is sent

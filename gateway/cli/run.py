@@ -186,7 +186,11 @@ async def _serve(
                 shared.redis_url_env,
                 shared.namespace,
             )
-        storage = await parts.enter_async_context(open_storage(paths, config, os.environ))
+        # on a shared ledger, take over only the platforms this replica runs: a reply it
+        # cannot send would otherwise sit under its name for as long as it lives
+        storage = await parts.enter_async_context(
+            open_storage(paths, config, os.environ, serves=set(adapters))
+        )
         provider = await parts.enter_async_context(
             open_provider(config, archive=storage.archive, model=model)
         )

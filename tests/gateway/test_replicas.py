@@ -164,3 +164,21 @@ async def test_with_a_shared_ledger_it_alone_takes_each_update_once(
             await rig.gateway.stop()
             await archive.close()
             await coordinator.aclose()
+
+
+async def test_a_replica_takes_over_only_the_platforms_it_runs(pool: asyncpg.Pool) -> None:
+    """A reply for a platform a replica does not run would sit under its name, unsent, for
+    as long as it lives: it is left to a replica that runs that platform."""
+    killed = await PgLedger(pool, dead_after_s=DEAD_AFTER_S).open()
+    now = time.time()
+    for platform in ("telegram", "discord"):
+        await killed.accept(Inbound(f"{platform}:1:5", f"{platform}:dm:1", platform, "1", None,
+                                    "5", now))  # fmt: skip
+        await killed.enqueue(Outgoing(platform, "2", f"unsent on {platform}"))
+    await asyncio.sleep(DEAD_AFTER_S * 1.5)  # its heartbeat stopped
+    telegram_only = await PgLedger(pool, dead_after_s=DEAD_AFTER_S, platforms={"telegram"}).open()
+    assert [i.platform for i in await telegram_only.interrupted()] == ["telegram"]
+    assert [r.text for r in await telegram_only.orphans()] == ["unsent on telegram"]
+    every = await PgLedger(pool, dead_after_s=DEAD_AFTER_S).open()
+    assert [i.platform for i in await every.interrupted()] == ["discord"]
+    assert [r.text for r in await every.orphans()] == ["unsent on discord"]
