@@ -36,6 +36,7 @@ from typing import Any
 
 from memory.archive import (
     FUSION,
+    HITS_PER_SESSION,
     Archive,
     Fusion,
     Searcher,
@@ -55,6 +56,8 @@ __all__ = ["LocalProvider", "LocalSettings", "Recalled"]
 
 log = logging.getLogger(__name__)
 
+READ_PAGE = 50  # fused message ids read back (scoped) at a time
+
 
 @dataclass(frozen=True, slots=True)
 class LocalSettings:
@@ -64,7 +67,7 @@ class LocalSettings:
     prefetch_similarity: float = 0.35  # cosine below which a message is not worth a prefetch
     recall_similarity: float = 0.15
     rank_similarity: float = 0.1  # rank_messages leaves out messages below this cosine
-    candidates: int = 40  # messages of the word search (in sessions of 3), before fusion
+    candidates: int = 40  # the word ranking's first messages that are fused with the vectors
     prefetch_words_ms: int = 25  # a prefetch's word search gives up after this (vectors stay)
     batch: int = 8  # texts per model run (of similar length; larger runs were slower here)
     poll_s: float = 5.0  # the indexer looks for new messages at least this often
@@ -207,22 +210,34 @@ class LocalProvider:
         n = min(fusion.candidates, len(ids))
         by_meaning = [int(ids[i]) for i in _top(sims, n)] if n else []
         scores = fused_scores(words, by_meaning, fusion, loose=loose)
-        ranked = fuse(words, by_meaning, fusion, loose=loose)
         similarity = _lookup(ids, sims)
-        found = await self._read(subject, ranked, exclude_session)
+        ranked = [
+            message_id
+            for message_id in fuse(words, by_meaning, fusion, loose=loose)
+            if similarity(message_id) >= min_similarity
+        ]
+        # as ``memory.archive.fusion.grouped`` keeps a discover's matches: at most
+        # HITS_PER_SESSION a session, a further one only among the first ``further_within``
+        # messages the subject may see (a weak second match does not push another one out)
         results: list[Recalled] = []
-        sessions: set[str] = set()
-        for rank, message_id in enumerate(ranked):
-            row = found.get(message_id)
-            cosine = similarity(message_id)
-            if row is None or cosine < min_similarity:
-                continue
-            if row[1] in sessions and 0 < fusion.further_within <= rank:
-                continue  # a weak second match of a session does not push another one out
-            sessions.add(row[1])
-            results.append(Recalled(*row, similarity=cosine, score=scores[message_id]))
-            if len(results) == limit:
-                break
+        taken: dict[str, int] = {}
+        shown = 0
+        for start in range(0, len(ranked), READ_PAGE):  # most searches read one page
+            page = ranked[start : start + READ_PAGE]
+            found = await self._read(subject, page, exclude_session)
+            for message_id in page:
+                row = found.get(message_id)
+                if row is None:
+                    continue
+                rank, shown = shown, shown + 1
+                count = taken.get(row[1], 0)
+                if count and (count >= HITS_PER_SESSION or 0 < fusion.further_within <= rank):
+                    continue
+                taken[row[1]] = count + 1
+                cosine = similarity(message_id)
+                results.append(Recalled(*row, similarity=cosine, score=scores[message_id]))
+                if len(results) == limit:
+                    return results
         return results
 
     async def rank_messages(self, subject: Subject, query: str, limit: int) -> list[int]:
@@ -270,7 +285,7 @@ class LocalProvider:
         except Exception as exc:  # the vector ranking still answers
             log.warning("local provider: word search failed: %s", type(exc).__name__)
             return [], set()
-        return [hit.message_id for hit in hits], loose
+        return [hit.message_id for hit in hits[: self.settings.candidates]], loose
 
     async def _read(
         self, subject: Subject, ids: Sequence[int], exclude_session: str | None
