@@ -20,13 +20,13 @@ bounded by ``gateway.drain_timeout_s``); a Ctrl-C while it waits for them exits 
 (130).
 ``--dry-run`` answers with an echo model instead of calling an endpoint.
 
-Its state is the gateway's (``gateway.storage.open_storage``, as ``mnemo run`` opens it):
-the console is the same agent, so with ``storage.backend: postgres`` it remembers into and
-recalls from the shared database, its sessions land in the shared archive, and ``/skills``
-and pairing are the replicas'. Refusing would leave an operator two diverging memories of
-one person, and the home's ``memories/`` would silently hold what no replica reads. The one
-difference from a replica: its ledger takes over only the console's orphans (``serves``), so
-a Telegram reply a dead replica left is never held by a console that cannot send it.
+Its state is the home folder's (SQLite). With ``storage.backend: postgres`` it refuses, in
+one line, before opening anything: that state is the replicas', shared with the people on
+Telegram and Discord, and the console's person is ``console-<os user>``, the same person for
+everyone who runs it as ``root`` on any host; a console there could continue another
+operator's session, recall their memory, and (as a replica of the shared ledger) take over
+another console's unsent replies and print them. Run it with a home whose config keeps the
+default ``storage.backend: sqlite`` (``mnemo --home DIR chat``).
 
 Like every ``gateway.cli`` command module, this one imports the gateway, the agent and the model
 SDK inside the functions that use them: ``mnemo --help`` and the other commands load it
@@ -39,7 +39,6 @@ import argparse
 import asyncio
 import contextlib
 import getpass
-import os
 import re
 import signal
 import sys
@@ -57,6 +56,11 @@ if TYPE_CHECKING:
 __all__ = ["HISTORY_FILE", "console_access", "console_person", "console_settings", "register"]
 
 HISTORY_FILE = "chat_history"
+REFUSED_ON_POSTGRES = (
+    "mnemo: chat keeps its state in the home folder, but this config's storage.backend is"
+    " postgres (the replicas' state, shared with the people on Telegram and Discord); run it"
+    " with a home whose storage.backend is sqlite: mnemo --home DIR chat"
+)
 
 
 def register(commands: Any) -> None:
@@ -94,6 +98,10 @@ def console_settings(config: Config) -> GatewaySettings:
 def _chat(args: argparse.Namespace, paths: Paths, config: Config) -> int:
     from gateway.wiring import build_model
 
+    if config.storage.backend != "sqlite":
+        print(REFUSED_ON_POSTGRES, file=sys.stderr)
+        return 2
+
     model = build_model(config, dry_run=args.dry_run)
     try:
         return asyncio.run(_run(model, paths, config, args.session))
@@ -104,8 +112,8 @@ def _chat(args: argparse.Namespace, paths: Paths, config: Config) -> int:
 async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> int:
     from adapters.console import ConsoleAdapter
     from gateway.provider import open_provider
-    from gateway.storage import open_storage
     from gateway.wiring import build_gateway, close_model
+    from memory.archive import Archive
 
     person = console_person()
     user_id = person.removeprefix("console-")
@@ -128,23 +136,21 @@ async def _run(model: Model, paths: Paths, config: Config, name: str | None) -> 
 
     # Left in reverse order however the chat ends (Ctrl-C while it finishes up included):
     # the gateway stops (running turns finish; reviews and notices awaited), the terminal is
-    # given back, the storage closes, the signals are ours no more, the model closes.
+    # given back, the archive closes, the signals are ours no more, the model closes.
     async with contextlib.AsyncExitStack() as parts:
         parts.push_async_callback(close_model, model)
         loop.add_signal_handler(signal.SIGINT, ctrl_c)
         loop.add_signal_handler(signal.SIGTERM, console.close)
         parts.callback(loop.remove_signal_handler, signal.SIGTERM)
         parts.callback(loop.remove_signal_handler, signal.SIGINT)
-        storage = await parts.enter_async_context(
-            open_storage(paths, config, os.environ, serves={"console"})
-        )
+        archive = await parts.enter_async_context(await Archive.open(paths.state_db))
         provider = await parts.enter_async_context(
-            open_provider(config, archive=storage.archive, model=model)
+            open_provider(config, archive=archive, model=model)
         )
         gateway = build_gateway(
             paths=paths,
             config=config,
-            storage=storage,
+            archive=archive,
             model=model,
             provider=provider,
             adapters={"console": console},

@@ -6,7 +6,6 @@ from __future__ import annotations
 import asyncio
 import os
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -15,11 +14,8 @@ from agent_core.models.scripted import ScriptedModel, echo
 from gateway.cli import main
 from gateway.cli.chat import console_person
 from gateway.config.schema import Config, Paths
-from gateway.ledger import Inbound, Outgoing
-from gateway.ledger_postgres import PgLedger
 from gateway.wiring import build_agent
 from memory.archive.database import Archive, SessionSpec, new_session_id
-from memory.archive.postgres import PgArchive
 from tests import REPO_ROOT
 from tests.fakes.openai_server import Call, Dynamic, FakeOpenAI, Raw, Text, ToolCalls
 
@@ -213,84 +209,16 @@ def test_console_person_ids_are_safe() -> None:
     assert console_person("../../root") == "console-root"
 
 
-async def _a_gone_replicas_work(dsn: str) -> None:
-    """A Telegram update a replica accepted and a reply it stored, then it went away."""
-    async with await PgArchive.open(dsn) as archive:
-        gone = await PgLedger(archive.pool, replica="gone-replica").open()
-        await gone.accept(
-            Inbound("telegram:1:10", "telegram:dm:1", "telegram", "1", None, "10", time.time())
-        )
-        await gone.enqueue(Outgoing("telegram", "1", "the reply it never sent"))
-        await gone.leave()
-
-
-async def _shared_state(dsn: str) -> tuple[list[str], list[tuple[str, str, str]]]:
-    """The console's sessions' titles, and every ledger row's (platform, state, owner)."""
-    async with await PgArchive.open(dsn) as archive:
-        sessions = await archive.sessions(viewer=console_person())
-        rows = await archive.pool.fetch(
-            "SELECT platform, state, owner FROM inbound WHERE platform = 'telegram'"
-            " UNION ALL SELECT platform, state, owner FROM outbox WHERE platform = 'telegram'"
-        )
-    return [s.title or "" for s in sessions], [tuple(row) for row in rows]
-
-
-def _console_memory(dsn: str) -> str | None:
-    from memory.documents.postgres import PgStores, open_pool
-
-    pool = open_pool(dsn, max_size=1)
-    try:
-        document = PgStores(pool).memory().folder(console_person()).read("USER.md")
-    finally:
-        pool.close()
-    return None if document.raw is None else document.raw.decode()
-
-
-@pytest.mark.slow
-async def test_on_postgres_the_console_uses_the_gateways_database(
-    home: Path, fresh_postgres_dsn: str
-) -> None:
-    """The same memory and archive as the replicas, nothing in the home; and the console
-    takes over no Telegram work a gone replica left (it could not send it)."""
-    await _a_gone_replicas_work(fresh_postgres_dsn)
-
-    def respond(body: dict[str, object]) -> Text | ToolCalls:
-        messages = body["messages"]
-        assert isinstance(messages, list)
-        if messages[-1]["role"] == "tool":
-            return Text("Nice to meet you, Ada.")
-        return ToolCalls(
-            [Call("memory", {"action": "add", "target": "user", "content": "Name: Ada"})]
-        )
-
-    async with FakeOpenAI(default=Dynamic(respond)) as server:
-        (home / "config.yaml").write_text(
-            f"model:\n  base_url: {server.base_url}\n  name: fake-model\n"
-            "memory: {review: {enabled: false}}\nstorage: {backend: postgres}\n",
-            encoding="utf-8",
-        )
-        env = {"MNEMO_POSTGRES_DSN": fresh_postgres_dsn}
-        code, out, err = await chat(home, "my name is Ada\n/memory\n", env=env)
-    assert code == 0, err
-    assert out.startswith("Nice to meet you, Ada.") and "1. Name: Ada" in out
-    assert "Name: Ada" in (await asyncio.to_thread(_console_memory, fresh_postgres_dsn) or "")
-    titles, telegram = await _shared_state(fresh_postgres_dsn)
-    assert titles == ["my name is Ada"]
-    assert sorted(telegram) == [
-        ("telegram", "pending", "gone-replica"),
-        ("telegram", "queued", "gone-replica"),
-    ]
-    assert sorted(os.listdir(home)) == ["config.yaml"]  # no state.db, no memories/
-
-
-async def test_on_postgres_an_unreachable_database_stops_chat_in_one_line(
-    home: Path,
-) -> None:
-    (home / "config.yaml").write_text("storage: {backend: postgres}\n", encoding="utf-8")
-    env = {"MNEMO_POSTGRES_DSN": "postgresql://mnemo:hunter2@127.0.0.1:1/x"}
-    code, out, err = await chat(home, "hello\n", "--dry-run", env=env)
-    assert (code, out) == (2, "")
-    assert (
-        err == "mnemo: error: storage: PostgreSQL at MNEMO_POSTGRES_DSN did not answer"
-        " (ConnectionRefusedError)\n"
+async def test_on_postgres_chat_refuses_in_one_line_and_touches_nothing(home: Path) -> None:
+    """The replicas' state is shared with people on Telegram and Discord, and the console's
+    person is the OS user's (one person for every operator called root): it is not used."""
+    (home / "config.yaml").write_text(
+        "model: {base_url: 'http://127.0.0.1:9/v1', name: m}\nstorage: {backend: postgres}\n",
+        encoding="utf-8",
     )
+    env = {"MNEMO_POSTGRES_DSN": "postgresql://mnemo:hunter2@127.0.0.1:1/x"}
+    code, out, err = await chat(home, "hello\n", env=env)
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and "storage.backend is postgres" in err
+    assert "mnemo --home DIR chat" in err and "hunter2" not in err
+    assert sorted(os.listdir(home)) == ["config.yaml"]  # no state.db, no memories/
