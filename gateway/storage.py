@@ -164,13 +164,15 @@ def command_stores(
     environ: Mapping[str, str],
     *,
     clock: Callable[[], float] = time.time,
+    migrate: bool = True,
 ) -> Stores:
     """Curated memory, skills and pairing for a command of one short process (``mnemo
     memory``, ``pairing``, ``skills``, ``doctor``, ``storage check``): the home folder's
     files on SQLite, the PostgreSQL documents (``shared_documents``) on postgres, the same
-    ones the gateway of this config uses. ``ConfigError`` names the variable when the
-    database cannot be reached."""
-    shared = shared_documents(config, environ)
+    ones the gateway of this config uses. ``migrate=False``: the checks, which write
+    nothing (they read the schema's state first). ``ConfigError`` names the variable when
+    the database cannot be reached."""
+    shared = shared_documents(config, environ, migrate=migrate)
     if shared is None:
         return Stores(
             memory_stores(paths, config),
@@ -184,18 +186,20 @@ def command_stores(
     )
 
 
-def shared_documents(config: Config, environ: Mapping[str, str]) -> PgStores | None:
-    """For a command of one short process (``command_stores``, ``mnemo storage``): the
-    PostgreSQL stores when ``storage.backend`` is postgres, opened once and closed at exit;
-    None on SQLite (the home folder's files). ``ConfigError`` names the variable when the
-    database cannot be reached."""
+def shared_documents(
+    config: Config, environ: Mapping[str, str], *, migrate: bool = True
+) -> PgStores | None:
+    """For a command of one short process (``command_stores``): the PostgreSQL stores when
+    ``storage.backend`` is postgres, opened once and closed at exit (``migrate``: their
+    migrations run first); None on SQLite (the home folder's files). ``ConfigError`` names
+    the variable when the database cannot be reached."""
     if config.storage.backend != "postgres":
         return None
-    return _documents(*postgres_dsn(config, environ))
+    return _documents(*postgres_dsn(config, environ), migrate)
 
 
 @functools.cache
-def _documents(variable: str, dsn: str) -> PgStores:
+def _documents(variable: str, dsn: str, migrate: bool) -> PgStores:
     import psycopg  # noqa: PLC0415
 
     from memory.documents.postgres import PgStores, open_pool  # noqa: PLC0415
@@ -204,7 +208,7 @@ def _documents(variable: str, dsn: str) -> PgStores:
         psycopg.connect(dsn, connect_timeout=5).close()  # a refusal fails at once, not in 5 s
         pool = open_pool(dsn, max_size=2, timeout_s=5)
     atexit.register(pool.close)
-    return PgStores(pool)
+    return PgStores(pool, run_migrations=migrate)
 
 
 @contextlib.asynccontextmanager

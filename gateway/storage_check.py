@@ -168,7 +168,7 @@ async def _ledger_counts(archive: ArchiveStore, stale_before: float) -> tuple[di
 def _check_documents(
     report: Check, paths: Paths, config: Config, environ: Mapping[str, str]
 ) -> None:
-    named = command_stores(paths, config, environ)
+    named = command_stores(paths, config, environ, migrate=False)  # a check writes nothing
     stores = named.memory
     selected = [stores.for_person("shared")] if stores.scope == "shared" else list(stores)
     for store in selected:

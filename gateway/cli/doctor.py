@@ -49,6 +49,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+import functools
 import json
 import os
 import shlex
@@ -322,14 +323,28 @@ async def _check_postgres(
         archive_rows = _guard("archive", _archive_rows(archive, found["archive"]))
         documents = found["stores"]
         if documents.current:
-            stores = await asyncio.to_thread(command_stores, paths, config, environ)
-            groups = list(
-                await asyncio.gather(
-                    archive_rows,
-                    _guard("memory", asyncio.to_thread(check_memory, stores.memory)),
-                    _guard("skills", asyncio.to_thread(check_skills, stores.skills)),
-                )
+            opening = asyncio.to_thread(
+                functools.partial(command_stores, paths, config, environ, migrate=False)
             )
+            try:
+                async with asyncio.timeout(timeout_s):
+                    stores = await opening
+            except Exception as exc:  # psycopg's own connection: refused, too slow
+                why = _late(timeout_s) if isinstance(exc, TimeoutError) else _error(exc)
+                failed = f"the stores could not be opened: {why}"
+                groups = [
+                    await archive_rows,
+                    [Check("memory", "fail", failed)],
+                    [Check("skills", "fail", failed)],
+                ]
+            else:
+                groups = list(
+                    await asyncio.gather(
+                        archive_rows,
+                        _guard("memory", asyncio.to_thread(check_memory, stores.memory)),
+                        _guard("skills", asyncio.to_thread(check_skills, stores.skills)),
+                    )
+                )
         else:
             groups = [
                 await archive_rows,

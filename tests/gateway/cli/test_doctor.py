@@ -14,6 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import asyncpg
 import pytest
@@ -479,6 +480,11 @@ def _write_into_postgres(dsn: str) -> None:
         pool.close()
 
 
+def read_only(dsn: str) -> str:
+    """``dsn`` whose every transaction is read-only (the server refuses any write)."""
+    return dsn.replace("options=", "options=" + quote("-c default_transaction_read_only=on "))
+
+
 async def test_on_postgres_the_rows_check_the_database_not_the_home(
     world: World,
     fresh_postgres_dsn: str,
@@ -515,6 +521,8 @@ async def test_on_postgres_the_rows_check_the_database_not_the_home(
         pass
     await asyncio.to_thread(_write_into_postgres, fresh_postgres_dsn)
     before = await _tables(fresh_postgres_dsn)
+    # every transaction read-only: a write of any kind (DDL included) fails the check
+    monkeypatch.setenv("MNEMO_POSTGRES_DSN", read_only(fresh_postgres_dsn))
     code, report, _ = await doctor_json(capsys, world.home)
     assert code == 0, report
     [storage] = rows(report, "storage")

@@ -8,6 +8,7 @@ import asyncio
 import json
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import quote
 
 import asyncpg
 import psycopg
@@ -390,6 +391,11 @@ def test_check_writes_nothing_and_says_what_is_not_migrated(
     asyncio.run(_open_archive(fresh_postgres_dsn))
     assert home.run("memory", "add", "--person", "telegram:1", "Likes kites", on="postgres")[0] == 0
     before = asyncio.run(_tables(fresh_postgres_dsn))
+    # every transaction read-only: a write of any kind (DDL included) fails the check
+    read_only = fresh_postgres_dsn.replace(
+        "options=", "options=" + quote("-c default_transaction_read_only=on ")
+    )
+    monkeypatch.setenv("MNEMO_POSTGRES_DSN", read_only)
     code, out, err = home.run("storage", "check", "--json", on="postgres")
     assert code == 0, err
     report = json.loads(out)
