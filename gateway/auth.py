@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -67,6 +68,7 @@ class Auth:
     def __init__(self, access: Access, pairing: PairingStore) -> None:
         self.access = access
         self.pairing = pairing
+        self._worker: ThreadPoolExecutor | None = None  # decide's, made on first use
 
     def is_admin(self, sender: Identity) -> bool:
         return not sender.is_bot and sender.qualified in self.access.admins
@@ -74,11 +76,15 @@ class Auth:
     async def decide(self, message: InboundMessage) -> Verdict:
         """``check``, without holding the event loop on a database: where the pairing state
         is a document the replicas share (PostgreSQL), its reads (a version check per
-        message, a stranger's code) run in a worker thread, so a slow round trip delays
-        this message alone, not every chat. A file's version is one ``stat``: asked inline."""
+        message, a stranger's code) run on one worker thread of their own, in the order the
+        messages arrived (two messages of a chat are decided, and so queued, in order; the
+        shared thread pool is not taken up by them). A slow round trip delays the messages
+        behind it, never the event loop. A file's version is one ``stat``: asked inline."""
         if self.pairing.local:
             return self.check(message)
-        return await asyncio.to_thread(self.check, message)
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="mnemo-auth")
+        return await asyncio.get_running_loop().run_in_executor(self._worker, self.check, message)
 
     def check(self, message: InboundMessage) -> Verdict:
         """The verdict on ``message`` (blocking: may read and write the pairing state)."""

@@ -82,7 +82,8 @@ class Intake:
         self.closing = False
 
     async def receive(self, message: InboundMessage) -> None:
-        """An adapter's sink: authorize, gate, deduplicate, queue. Returns quickly."""
+        """An adapter's sink: authorize, gate, deduplicate, queue. Returns quickly (on a
+        shared pairing store, after its round trip: ``Auth.decide``)."""
         verdict = await self.auth.decide(message)
         if verdict.action == "ignore":
             log.debug("ignored %s: %s", message.dedup_key, verdict.reason)

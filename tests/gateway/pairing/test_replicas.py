@@ -121,3 +121,37 @@ async def test_the_choke_point_never_holds_the_event_loop_on_the_database(
         holder.join(10)
     assert verdict.action == "pair" and verdict.offer is not None  # decided once unlocked
     assert ticks >= 10  # the loop ran while the question waited (0 when it was held)
+
+
+async def test_messages_are_decided_in_the_order_they_arrived(pg_stores_factory: Opener) -> None:
+    """Discord hands each event to a task of its own: two messages of one chat that wait
+    on the database together must still be decided (and so queued) in arrival order."""
+    stores = pg_stores_factory()
+    gate = Auth(Access(allowed_users={"telegram": frozenset({"*"})}), PairingStore(
+        stores.documents("pairing")))  # fmt: skip
+    locked, release = threading.Event(), threading.Event()
+
+    def hold_the_table() -> None:
+        with stores.pool.connection() as conn:
+            conn.execute("LOCK TABLE store_documents IN ACCESS EXCLUSIVE MODE")
+            locked.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold_the_table)
+    holder.start()
+    decided: list[int] = []
+    try:
+        assert await asyncio.to_thread(locked.wait, 10)
+
+        async def receive(n: int) -> None:
+            await gate.decide(dm(str(n)))
+            decided.append(n)
+
+        tasks = [asyncio.create_task(receive(n)) for n in range(20)]
+        await asyncio.sleep(0.2)  # every one of them waiting on the locked table
+        release.set()
+        await asyncio.gather(*tasks)
+    finally:
+        release.set()
+        holder.join(10)
+    assert decided == list(range(20))
