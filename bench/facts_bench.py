@@ -7,25 +7,27 @@ The data is the archive benchmark's (``bench/archive_data.py``, ``bench/archive_
 generated chat among ``--people`` people (the archive benchmark's density: 1M messages among
 2,000 people is 500 a person), with ``--facts`` facts planted once each in a random private
 session ("I parked the car on level 4 of the Oak Street garage"), two decoys per fact that
-share its obvious keyword, and each fact asked by its owner three ways: one direct question,
-two paraphrases ("where did I leave my car?"). A question counts as recalled when the
-fact's session is among the first three sessions a path returns, scoped to the owner:
+share its obvious keyword, and each fact asked three times by its owner as its template says
+(15 of the 16 templates: one direct question and two paraphrases, "where did I leave my
+car?"; one: two direct and one paraphrase). Every path is scoped to the owner:
 
-* **words**: ``Searcher.find`` (the archive's word search; the archive benchmark's row);
-* **local**: the provider's own search (``LocalProvider.search``: vectors and words fused,
-  what its ``prefetch`` and ``recall`` tool return), its first three sessions;
+* **words**: ``Searcher.find``, the archive's word search: is the fact's session among its
+  first three sessions (the archive benchmark's row);
+* **recall tool**: the provider's ``recall(query)`` tool as the model gets it (its six
+  messages, none under ``recall_similarity``): the fact's session among their first three;
+* **prefetch**: what the provider appends to the user's message before the model call (its
+  three messages at most, none under ``prefetch_similarity``, the word search within its
+  25 ms budget): is the fact's own message among them;
 * **session_search + local**: the ``session_search`` tool at its default ``limit`` (3), with
-  the provider's ranking by meaning fused in, as the agent runs it.
-
-The last column, ``local @3 msg``, is stricter: the fact's own message among the first three
-messages of the provider's search.
+  the provider's ranking by meaning fused in, as the agent runs it: the fact's session among
+  its results (the ranking's outcomes are counted: one that was late is words alone).
 
 Caveat: the generator's background chatter is word salad with chat's word frequencies, not
 its meaning; a sentence model finds a fact among it more easily than among real talk about
 the same things. The decoys are real sentences on the fact's topic. ``bench/recall_bench.py
 --local`` measures the harder case (questions that name the person, natural chatter).
 
-    make bench-facts          # 50,000 messages, 100 people, 100 facts: about 8 minutes
+    make bench-facts          # 50,000 messages, 100 people, 100 facts: about 10 minutes
     .venv/bin/python bench/facts_bench.py --messages 20000 --people 40 --facts 40
 """
 
@@ -38,6 +40,7 @@ import platform
 import sys
 import tempfile
 import time
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -54,9 +57,8 @@ from memory.archive import Archive, Searcher
 from memory.providers import Subject
 from memory.providers.local import Embedder, LocalProvider
 
-PATHS = ("words", "local", "session_search + local", "local @3 msg")
-TOP = 3  # sessions (or messages, for the last column), as the model asks by default
-CANDIDATES = 30  # messages of the provider's search read to find its first three sessions
+PATHS = ("words", "recall tool", "prefetch", "session_search + local")
+TOP = 3  # sessions, as the model asks by default
 
 
 @dataclass(slots=True)
@@ -109,15 +111,32 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
         seconds["embed"] = time.perf_counter() - started
         provider.embedder = Embedder(threads=1)  # questions as in the gateway: one core
         searcher = Searcher(archive)
-        ranker = Recall(provider).ranker()
+        outcomes: Counter[str] = Counter()
+
+        def observe(provider_name: str, hook: str, outcome: str, seconds: float) -> None:
+            outcomes[outcome] += 1
+
+        ranker = Recall(provider, observe=observe).ranker()
         tools = tools_for(SearchTool(archive, semantic=ranker), {o: () for o in owners})
+        settings = provider.settings
         started = time.perf_counter()
         for index, fact in enumerate(data.facts):
             sid = data.sessions[fact.session].id
             for question, kind in fact.questions:
+                subject = Subject(fact.owner)
                 hits, _ = await searcher.find(question, viewer=fact.owner, limit=TOP)
-                found = await provider.search(
-                    Subject(fact.owner), question, limit=CANDIDATES, min_similarity=0.0
+                recalled = await provider.search(
+                    subject,
+                    question,
+                    limit=settings.recall_results,
+                    min_similarity=settings.recall_similarity,
+                )
+                prefetched = await provider.search(
+                    subject,
+                    question,
+                    limit=settings.prefetch_results,
+                    min_similarity=settings.prefetch_similarity,
+                    words_within_s=settings.prefetch_words_ms / 1000,
                 )
                 payload = json.loads(
                     await tools[fact.owner].invoke(json.dumps({"query": question}))
@@ -127,16 +146,16 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
                 shown = [result["session_id"] for result in payload.get("results", [])]
                 ok = {
                     "words": sid in first_sessions([h.session_id for h in hits]),
-                    "local": sid in first_sessions([r.session_id for r in found]),
+                    "recall tool": sid in first_sessions([r.session_id for r in recalled]),
+                    "prefetch": planted[index] in [r.message_id for r in prefetched],
                     "session_search + local": sid in shown[:TOP],
-                    "local @3 msg": planted[index] in [r.message_id for r in found[:TOP]],
                 }
                 for key in (kind, "all"):
                     tally = tallies.setdefault(key, Tally())
                     tally.asked += 1
                     for path, hit in ok.items():
                         tally.found[path] += hit
-                if kind == "paraphrase" and not ok["local"] and len(examples) < args.examples:
+                if kind == "paraphrase" and not ok["recall tool"] and len(examples) < args.examples:
                     examples.append(f"  missed: {question!r}  (fact: {fact.text!r})")
         seconds["ask"] = time.perf_counter() - started
         await provider.aclose()
@@ -151,6 +170,7 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
             for kind, t in tallies.items()
         },
         "examples": examples,
+        "ranking_outcomes": dict(outcomes),
     }
 
 
@@ -158,8 +178,8 @@ def render(result: dict[str, Any]) -> str:
     lines = [
         f"planted facts: {result['facts']} facts among {result['messages']:,} messages of"
         f" {result['people']} people ({platform.python_implementation()}"
-        f" {platform.python_version()}); recall@{TOP}, the fact's session among the first"
-        f" {TOP}, asked by its owner",
+        f" {platform.python_version()}), asked by their owners; the fact's session among the"
+        f" first {TOP} (prefetch: the fact's own message recalled)",
         f"{'kind':<12} {'n':>5} " + " ".join(f"{p:>22}" for p in PATHS),
     ]
     for kind in ("direct", "paraphrase", "all"):
@@ -172,8 +192,13 @@ def render(result: dict[str, Any]) -> str:
         f"embedded {result['embedded']:,} messages in {seconds['embed']:.0f} s;"
         f" asked every path in {seconds['ask']:.0f} s"
     )
+    outcomes = result["ranking_outcomes"]
+    lines.append(
+        "session_search's ranking by meaning answered: "
+        + (", ".join(f"{name} {n}" for name, n in sorted(outcomes.items())) or "never asked")
+    )
     if result["examples"]:
-        lines += ["paraphrases the provider missed:", *result["examples"]]
+        lines += ["paraphrases the recall tool missed:", *result["examples"]]
     return "\n".join(lines)
 
 
