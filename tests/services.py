@@ -178,6 +178,24 @@ async def fresh_postgres_dsn() -> AsyncIterator[str]:
         yield dsn
 
 
+def read_only(dsn: str) -> str:
+    """``dsn`` (one of ``postgres_schema``'s) whose every transaction is read-only: the
+    server refuses any write, DDL included (for checks that must write nothing)."""
+    return dsn.replace("options=", "options=" + quote("-c default_transaction_read_only=on "))
+
+
+async def schema_tables(dsn: str) -> set[str]:
+    """The tables in the test's schema (the first on the DSN's ``search_path``)."""
+    import asyncpg
+
+    db = await asyncpg.connect(dsn)
+    try:
+        rows = await db.fetch("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
+    finally:
+        await db.close()
+    return {str(row[0]) for row in rows}
+
+
 @dataclass(frozen=True, slots=True)
 class RedisTarget:
     url: str

@@ -14,9 +14,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
-import asyncpg
 import pytest
 
 from adapters.base import Forbidden, Unavailable
@@ -31,7 +29,7 @@ from tests.fakes.discord_server import FakeDiscord
 from tests.fakes.openai_server import Error, FakeOpenAI, Mangled, Raw, Text
 from tests.fakes.telegram_server import FakeBotAPI
 from tests.memory.conftest import make_session, say
-from tests.services import RedisTarget
+from tests.services import RedisTarget, read_only, schema_tables
 
 TG_TOKEN = "123456:fake-telegram-token-for-tests"
 DC_TOKEN = "fake-discord-token-for-doctor-tests"
@@ -453,15 +451,6 @@ async def test_the_coordination_row_names_the_backend_and_whether_redis_answers(
     assert row.result == "fail" and "MNEMO_REDIS_URL is not set" in row.detail
 
 
-async def _tables(dsn: str) -> set[str]:
-    db = await asyncpg.connect(dsn)
-    try:
-        rows = await db.fetch("SELECT tablename FROM pg_tables WHERE schemaname = current_schema()")
-    finally:
-        await db.close()
-    return {str(row[0]) for row in rows}
-
-
 def _write_into_postgres(dsn: str) -> None:
     """What only the database holds: a blocked memory entry and a broken skill, written
     through the documents' own API, and an archive."""
@@ -478,11 +467,6 @@ def _write_into_postgres(dsn: str) -> None:
         stores.skills().write("broken/SKILL.md", b"no front matter\n", expected=None)
     finally:
         pool.close()
-
-
-def read_only(dsn: str) -> str:
-    """``dsn`` whose every transaction is read-only (the server refuses any write)."""
-    return dsn.replace("options=", "options=" + quote("-c default_transaction_read_only=on "))
 
 
 async def test_on_postgres_the_rows_check_the_database_not_the_home(
@@ -513,14 +497,14 @@ async def test_on_postgres_the_rows_check_the_database_not_the_home(
     assert "no tables yet for archive, ledger, stores" in storage["detail"]
     assert rows(report, "archive")[0]["detail"] == "no archive in PostgreSQL yet"
     assert rows(report, "memory")[0]["detail"] == "no memory stored in PostgreSQL yet"
-    assert await _tables(fresh_postgres_dsn) == set()  # the doctor created nothing
+    assert await schema_tables(fresh_postgres_dsn) == set()  # the doctor created nothing
     assert not (world.home / "state.db").exists()
     assert fresh_postgres_dsn not in text
 
     async with await PgArchive.open(fresh_postgres_dsn):
         pass
     await asyncio.to_thread(_write_into_postgres, fresh_postgres_dsn)
-    before = await _tables(fresh_postgres_dsn)
+    before = await schema_tables(fresh_postgres_dsn)
     # every transaction read-only: a write of any kind (DDL included) fails the check
     monkeypatch.setenv("MNEMO_POSTGRES_DSN", read_only(fresh_postgres_dsn))
     code, report, _ = await doctor_json(capsys, world.home)
@@ -537,7 +521,7 @@ async def test_on_postgres_the_rows_check_the_database_not_the_home(
     ]
     [skills] = rows(report, "skills")
     assert skills["result"] == "warn" and "(first: broken: SKILL.md must" in skills["detail"]
-    assert await _tables(fresh_postgres_dsn) == before
+    assert await schema_tables(fresh_postgres_dsn) == before
     assert not (world.home / "state.db").exists()
 
 
