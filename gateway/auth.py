@@ -77,9 +77,10 @@ class Auth:
         """``check``, without holding the event loop on a database: where the pairing state
         is a document the replicas share (PostgreSQL), its reads (a version check per
         message, a stranger's code) run on one worker thread of their own, in the order the
-        messages arrived (two messages of a chat are decided, and so queued, in order; the
-        shared thread pool is not taken up by them). A slow round trip delays the messages
-        behind it, never the event loop. A file's version is one ``stat``: asked inline."""
+        messages arrived (two messages of a chat are decided in order, as they were when
+        the check was inline; the shared thread pool is not taken up by them). A slow round
+        trip delays the messages behind it, never the event loop. A file's version is one
+        ``stat``: asked inline."""
         if self.pairing.local:
             return self.check(message)
         if self._worker is None:

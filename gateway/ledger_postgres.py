@@ -18,8 +18,8 @@ that replica is gone. So:
   replica, which then tells the person once or delivers the reply. A replica calls them at
   start-up and then periodically (``gateway.service``), so the chats of a replica that died
   continue on the others. A replica takes over only the rows of the platforms it runs
-  (``platforms``: ``mnemo run``'s adapters, ``mnemo chat``'s console): another platform's
-  reply would sit under its name, unsent, for as long as it lives.
+  (``platforms``: ``mnemo run``'s adapters): another platform's reply would sit under its
+  name, unsent, for as long as it lives.
 
 A replica that stalls past ``dead_after_s`` without dying (a long GC pause, a frozen VM) can
 find its rows taken: its own later ``mark_sent`` still lands, so at worst a reply is sent

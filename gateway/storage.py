@@ -97,8 +97,8 @@ async def open_storage(
     """Open every store ``config.storage`` names; ``ConfigError`` when PostgreSQL cannot be
     reached (one line, without the connection string). ``serves``: the platforms this
     process runs adapters for; on PostgreSQL its ledger takes over only their orphans (None:
-    every platform's): a ``mnemo run`` replica serves the platforms it has adapters for,
-    ``mnemo chat`` the console alone, and neither takes a reply it cannot send."""
+    every platform's): a ``mnemo run`` replica serves the platforms it has adapters for, so
+    it never takes a reply it cannot send."""
     if config.storage.backend == "sqlite":
         from memory.archive import Archive  # noqa: PLC0415
 

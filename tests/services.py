@@ -30,7 +30,9 @@ __all__ = [
     "fresh_postgres_dsn",
     "postgres_dsn",
     "postgres_schema",
+    "read_only",
     "redis_target",
+    "schema_tables",
 ]
 
 POSTGRES_DSN = os.environ.get(
@@ -181,6 +183,7 @@ async def fresh_postgres_dsn() -> AsyncIterator[str]:
 def read_only(dsn: str) -> str:
     """``dsn`` (one of ``postgres_schema``'s) whose every transaction is read-only: the
     server refuses any write, DDL included (for checks that must write nothing)."""
+    assert "options=" in dsn, "a DSN of postgres_schema's, which sets options"
     return dsn.replace("options=", "options=" + quote("-c default_transaction_read_only=on "))
 
 

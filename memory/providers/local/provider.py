@@ -200,11 +200,13 @@ class LocalProvider:
     ) -> list[Recalled]:
         """The best ``limit`` of the subject's past messages for ``query``, fused;
         ``words_within_s``: the word search's budget (past it, the vector ranking alone)."""
-        if not query.strip():
+        if not query.strip() or limit <= 0:
             return []
         async with asyncio.TaskGroup() as group:  # one fails: the other is cancelled
             meaning = group.create_task(self._meaning(subject, query))
-            by_words = group.create_task(self._words(subject, query, words_within_s))
+            by_words = group.create_task(
+                self._words(subject, query, words_within_s, exclude_session)
+            )
         (ids, sims), (words, loose) = meaning.result(), by_words.result()
         fusion = self.fusion
         n = min(fusion.candidates, len(ids))
@@ -216,9 +218,10 @@ class LocalProvider:
             for message_id in fuse(words, by_meaning, fusion, loose=loose)
             if similarity(message_id) >= min_similarity
         ]
-        # as ``memory.archive.fusion.grouped`` keeps a discover's matches: at most
-        # HITS_PER_SESSION a session, a further one only among the first ``further_within``
-        # messages the subject may see (a weak second match does not push another one out)
+        # as ``memory.archive.fusion.grouped`` keeps a discover's matches (by session here,
+        # by lineage there): at most HITS_PER_SESSION a session, a further one only among
+        # the first ``further_within`` messages the subject may see (a weak second match
+        # does not push another one out)
         results: list[Recalled] = []
         taken: dict[str, int] = {}
         shown = 0
@@ -264,7 +267,11 @@ class LocalProvider:
         return ids, (matrix @ q if len(ids) else np.zeros(0, dtype=np.float32))
 
     async def _words(
-        self, subject: Subject, query: str, within_s: float | None
+        self,
+        subject: Subject,
+        query: str,
+        within_s: float | None,
+        exclude_session: str | None = None,
     ) -> tuple[list[int], set[int]]:
         """Message ids the archive's word search ranks first for ``query``, and those only a
         loose step found (none when it takes over ``within_s``: SQLite interrupts it, so no
@@ -275,7 +282,8 @@ class LocalProvider:
                 hits, loose = await self.searcher.word_ranking(
                     query,
                     viewer=subject.key,
-                    limit=self.settings.candidates // 3,
+                    limit=self.settings.candidates // HITS_PER_SESSION,  # lineages to fill it
+                    exclude_session=exclude_session,  # the running one must not use it up
                     conversation_only=True,
                 )
         except sqlite3.OperationalError as exc:

@@ -318,3 +318,19 @@ async def test_the_search_fuses_as_session_search_does(local: LocalProvider) -> 
     await unbounded.start(index=False)
     more = await unbounded.search(ANA, "how is my garden growing", limit=6, min_similarity=0.0)
     assert [f.session_id for f in more].count("a1") == 3
+
+
+async def test_the_running_session_does_not_use_up_the_word_hits(local: LocalProvider) -> None:
+    """The word ranking fuses its first 40 hits: a running session that says the word 45
+    times must not take them all, or a past session found only by words would be lost."""
+    await make_session(local.archive, "past", ANA.key)
+    await say(local.archive, "past", ANA.key, "We booked the Alfama flat in Lisbon")
+    await make_session(local.archive, "now", ANA.key)
+    for n in range(45):
+        await say(local.archive, "now", ANA.key, f"Lisbon plan, item {n}")
+    words, _ = await local._words(ANA, "Lisbon", None, exclude_session="now")
+    session = {m.id: m.session_id for m in await local.archive.messages("past", viewer=None)}
+    assert words and all(message_id in session for message_id in words)
+    everything, _ = await local._words(ANA, "Lisbon", None)
+    assert len(everything) == local.settings.candidates  # without it: 40, mostly "now"
+    assert await local.search(ANA, "Lisbon", limit=0, min_similarity=0.0) == []
