@@ -26,7 +26,7 @@ from memory.archive.database import (
     new_session_id,
     read_deadline,
 )
-from memory.archive.fusion import FUSION, Fusion, SemanticRanker, fuse, fused_scores
+from memory.archive.fusion import FUSION, Fusion, SemanticRanker, fuse, fused
 from memory.archive.migrations import MigrationError
 from memory.archive.query import ParsedQuery, parse_query
 from memory.archive.records import visible_clause, without_header
@@ -90,7 +90,7 @@ __all__ = [
     "Sort",
     "excerpt",
     "fuse",
-    "fused_scores",
+    "fused",
     "new_session_id",
     "parse_query",
     "read_deadline",

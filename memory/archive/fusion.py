@@ -23,7 +23,7 @@ from typing import Protocol
 
 from memory.archive.results import Hit
 
-__all__ = ["FUSION", "Fusion", "SemanticRanker", "fuse", "fused_scores", "grouped"]
+__all__ = ["FUSION", "Fusion", "SemanticRanker", "fuse", "fused", "grouped"]
 
 
 class SemanticRanker(Protocol):
@@ -66,28 +66,29 @@ def fuse(
     *,
     loose: Collection[int] = (),
 ) -> list[int]:
-    """Both rankings' ids, best fused score first (``loose``: word hits of a loose step);
-    on equal scores the words' order, then the meaning's."""
-    score = fused_scores(words, meaning, fusion, loose=loose)
-    first = {message_id: n for n, message_id in enumerate(dict.fromkeys([*words, *meaning]))}
-    return sorted(score, key=lambda message_id: (-score[message_id], first[message_id]))
+    """Both rankings' ids, best fused score first (``fused``, without the scores)."""
+    return [message_id for message_id, _ in fused(words, meaning, fusion, loose=loose)]
 
 
-def fused_scores(
+def fused(
     words: Sequence[int],
     meaning: Sequence[int],
     fusion: Fusion = FUSION,
     *,
     loose: Collection[int] = (),
-) -> dict[int, float]:
-    """Each id's fused score (see ``Fusion``), the order ``fuse`` sorts by."""
+) -> list[tuple[int, float]]:
+    """Both rankings' ids with their fused scores (see ``Fusion``), best first
+    (``loose``: word hits of a loose step); on equal scores the words' order, then the
+    meaning's."""
     score: dict[int, float] = {}
     for rank, message_id in enumerate(words, 1):
         weight = fusion.words * (fusion.loose if message_id in loose else 1.0)
         score[message_id] = score.get(message_id, 0.0) + weight / (fusion.k + rank)
     for rank, message_id in enumerate(meaning, 1):
         score[message_id] = score.get(message_id, 0.0) + fusion.meaning / (fusion.k + rank)
-    return score
+    first = {message_id: n for n, message_id in enumerate(dict.fromkeys([*words, *meaning]))}
+    ordered = sorted(score, key=lambda message_id: (-score[message_id], first[message_id]))
+    return [(message_id, score[message_id]) for message_id in ordered]
 
 
 def grouped(

@@ -40,8 +40,7 @@ from memory.archive import (
     Archive,
     Fusion,
     Searcher,
-    fuse,
-    fused_scores,
+    fused,
     read_deadline,
     visible_clause,
     when,
@@ -211,11 +210,10 @@ class LocalProvider:
         fusion = self.fusion
         n = min(fusion.candidates, len(ids))
         by_meaning = [int(ids[i]) for i in _top(sims, n)] if n else []
-        scores = fused_scores(words, by_meaning, fusion, loose=loose)
         similarity = _lookup(ids, sims)
         ranked = [
-            message_id
-            for message_id in fuse(words, by_meaning, fusion, loose=loose)
+            (message_id, score)
+            for message_id, score in fused(words, by_meaning, fusion, loose=loose)
             if similarity(message_id) >= min_similarity
         ]
         # as ``memory.archive.fusion.grouped`` keeps a discover's matches (by session here,
@@ -227,8 +225,8 @@ class LocalProvider:
         shown = 0
         for start in range(0, len(ranked), READ_PAGE):  # most searches read one page
             page = ranked[start : start + READ_PAGE]
-            found = await self._read(subject, page, exclude_session)
-            for message_id in page:
+            found = await self._read(subject, [m for m, _ in page], exclude_session)
+            for message_id, score in page:
                 row = found.get(message_id)
                 if row is None:
                     continue
@@ -238,7 +236,7 @@ class LocalProvider:
                     continue
                 taken[row[1]] = count + 1
                 cosine = similarity(message_id)
-                results.append(Recalled(*row, similarity=cosine, score=scores[message_id]))
+                results.append(Recalled(*row, similarity=cosine, score=score))
                 if len(results) == limit:
                     return results
         return results
