@@ -13,11 +13,11 @@ car?"; one: two direct and one paraphrase). Every path is scoped to the owner:
 
 * **words**: ``Searcher.find``, the archive's word search: is the fact's session among its
   first three sessions (the archive benchmark's row);
-* **recall tool**: the provider's ``recall(query)`` tool as the model gets it (its six
+* **recall tool**: the provider's ``recall(query)`` tool, called as the model calls it (its
   messages, none under ``recall_similarity``): the fact's session among their first three;
-* **prefetch**: what the provider appends to the user's message before the model call (its
-  three messages at most, none under ``prefetch_similarity``, the word search within its
-  25 ms budget): is the fact's own message among them;
+* **prefetch**: the provider's ``prefetch``, what is appended to the user's message before
+  the model call (at most three messages, none under ``prefetch_similarity``, the word
+  search within its 25 ms budget): does it hold the fact's text;
 * **session_search + local**: the ``session_search`` tool at its default ``limit`` (3), with
   the provider's ranking by meaning fused in, as the agent runs it: the fact's session among
   its results (the ranking's outcomes are counted: one that was late is words alone).
@@ -50,7 +50,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # run as a script:
 
 from agent_core.recall import Recall
 from agent_core.tools.search import SearchTool
-from bench.archive_data import Dataset, generate
+from bench.archive_data import generate
 from bench.archive_load import LoadState, connect_sync, load_bulk
 from bench.recall_systems import tools_for
 from memory.archive import Archive, Searcher
@@ -72,24 +72,6 @@ def first_sessions(session_ids: Sequence[str], n: int = TOP) -> list[str]:
     return list(dict.fromkeys(session_ids))[:n]
 
 
-def fact_messages(db_path: Path, data: Dataset) -> dict[int, int]:
-    """Each fact's message id (its text, in its session), by the fact's index."""
-    db = connect_sync(db_path)
-    try:
-        found = {}
-        for index, fact in enumerate(data.facts):
-            row = db.execute(
-                "SELECT id FROM messages WHERE session_id = ? AND content = ?",
-                (data.sessions[fact.session].id, fact.text),
-            ).fetchone()
-            if row is None:
-                raise RuntimeError(f"fact {index} was not stored: {fact.text!r}")
-            found[index] = int(row[0])
-        return found
-    finally:
-        db.close()
-
-
 async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     data = generate(args.seed, args.messages, args.people, args.facts)
     db_path = workdir / "state.db"
@@ -98,7 +80,6 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
     db = connect_sync(db_path)
     load_bulk(db, data, begin=0, stop=len(data.exchanges), state=LoadState(), label="load")
     db.close()
-    planted = fact_messages(db_path, data)
     owners = sorted({fact.owner for fact in data.facts})
     seconds: dict[str, float] = {}
     tallies: dict[str, Tally] = {}
@@ -118,26 +99,15 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
 
         ranker = Recall(provider, observe=observe).ranker()
         tools = tools_for(SearchTool(archive, semantic=ranker), {o: () for o in owners})
-        settings = provider.settings
         started = time.perf_counter()
-        for index, fact in enumerate(data.facts):
+        for fact in data.facts:
             sid = data.sessions[fact.session].id
             for question, kind in fact.questions:
                 subject = Subject(fact.owner)
                 hits, _ = await searcher.find(question, viewer=fact.owner, limit=TOP)
-                recalled = await provider.search(
-                    subject,
-                    question,
-                    limit=settings.recall_results,
-                    min_similarity=settings.recall_similarity,
-                )
-                prefetched = await provider.search(
-                    subject,
-                    question,
-                    limit=settings.prefetch_results,
-                    min_similarity=settings.prefetch_similarity,
-                    words_within_s=settings.prefetch_words_ms / 1000,
-                )
+                (recall,) = provider.tools(subject)  # the model's tool, as it calls it
+                recalled = (await recall(query=question))["results"]
+                prefetched = await provider.prefetch(subject, question)  # the block's text
                 payload = json.loads(
                     await tools[fact.owner].invoke(json.dumps({"query": question}))
                 )
@@ -146,8 +116,8 @@ async def run(args: argparse.Namespace, workdir: Path) -> dict[str, Any]:
                 shown = [result["session_id"] for result in payload.get("results", [])]
                 ok = {
                     "words": sid in first_sessions([h.session_id for h in hits]),
-                    "recall tool": sid in first_sessions([r.session_id for r in recalled]),
-                    "prefetch": planted[index] in [r.message_id for r in prefetched],
+                    "recall tool": sid in first_sessions([r["session_id"] for r in recalled]),
+                    "prefetch": " ".join(fact.text.split())[:50] in prefetched,
                     "session_search + local": sid in shown[:TOP],
                 }
                 for key in (kind, "all"):
