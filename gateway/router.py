@@ -147,8 +147,10 @@ class Router:
             take = (
                 len(lane.pending) if before is None else bisect.bisect_right(lane.arrived, before)
             )
-            if take == 0:
-                return  # older work waits on another replica: let go, ask again
+            if take == 0:  # older work waits on another replica: let go, ask again
+                if lease is not None:
+                    lease.let_go(lane.arrived[0])  # back in the queue as it is released
+                return
             async with self._slots:
                 await self._turn(key, lane, take)
 

@@ -103,6 +103,15 @@ class Lease:
     lost: bool = False
     on_lost: Callable[[], object] | None = field(default=None, repr=False)
     peek: Callable[[], Awaitable[float | None]] | None = field(default=None, repr=False)
+    #: set by ``let_go``: the ``since`` of the work the holder still has when it releases
+    requeue: float | None = None
+
+    def let_go(self, since: float) -> None:
+        """The holder ends its block for older work waiting elsewhere but has work of its own
+        (the oldest arrived at ``since``): the release puts it back in the queue in the same
+        step, so the waiter granted next already sees it there (``next_waiter``) and takes
+        only what is older. Its next ``lease`` of the key takes that place."""
+        self.requeue = since
 
     async def next_waiter(self) -> float | None:
         """The ``since`` of the first one waiting for this key (None: nobody): work that

@@ -23,6 +23,10 @@ release publishes the key on ``<ns>released``: one subscription per coordinator 
 waiters of that key at once, so a lease passes between replicas in about a round trip; an
 expired lease (its holder died) is found by the next poll.
 
+A holder that lets go for older work elsewhere while it still has work of its own
+(``Lease.let_go``) is put back in the queue by the release script itself, so the waiter
+granted next sees it at once; a place nobody comes back for is dropped as a dead waiter's.
+
 A holder renews every ``ttl/3`` with a compare-and-renew script and releases with
 compare-and-delete, so a replica never extends or releases a lease it no longer owns. When
 a renewal finds another value (the key expired and someone else took it), or when no
@@ -102,6 +106,11 @@ return 0
 _RELEASE = """
 redis.call('ZREM', KEYS[2], ARGV[1])
 redis.call('ZREM', KEYS[3], ARGV[1])
+if ARGV[4] ~= '' then
+  local t = redis.call('TIME')
+  redis.call('ZADD', KEYS[2], ARGV[5], ARGV[4])
+  redis.call('ZADD', KEYS[3], tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000), ARGV[4])
+end
 local released = 0
 if redis.call('GET', KEYS[1]) == ARGV[1] then
   released = redis.call('DEL', KEYS[1])
@@ -156,6 +165,7 @@ class RedisCoordinator:
             )
         }
         self._renewals: set[asyncio.Task[None]] = set()
+        self._places: dict[str, str] = {}  # key -> the waiter its next lease is (let_go)
         self._wakeups = _Wakeups(client, f"{namespace}released")
 
     @classmethod
@@ -199,7 +209,7 @@ class RedisCoordinator:
         on_lost: Callable[[], object] | None = None,
     ) -> AsyncIterator[Lease]:
         keys = self._lease_keys(key)
-        me = secrets.token_hex(12)
+        me = self._places.pop(key, None) or secrets.token_hex(12)  # ``Lease.let_go``
         ttl_ms = max(1, round(self.lease_ttl_s * 1000))
         args: list[str | int] = [me, ttl_ms, repr(self._clock() if since is None else since)]
         granted: Lease | None = None
@@ -240,13 +250,22 @@ class RedisCoordinator:
         finally:
             # Released (or, when cancelled while waiting, our place in the queue given up),
             # even if the caller is being cancelled: a lease left behind blocks the key a TTL.
-            release = asyncio.ensure_future(self._release(keys, me, key))
+            place = None
+            if granted is not None and granted.requeue is not None:
+                place = (secrets.token_hex(12), granted.requeue)
+                self._places[key] = place[0]  # the next lease of the key waits there
+            release = asyncio.ensure_future(self._release(keys, me, key, place))
             release.add_done_callback(_retrieve)
             with contextlib.suppress(CoordinationError):
                 await asyncio.shield(release)
 
-    async def _release(self, keys: list[str], me: str, key: str) -> None:
-        args = [me, self._wakeups.channel, key]
+    async def _release(
+        self, keys: list[str], me: str, key: str, place: tuple[str, float] | None = None
+    ) -> None:
+        """Give up the lease (or the place in the queue); with ``place``, join the queue
+        again as that waiter, in the same script (``Lease.let_go``)."""
+        requeue: list[str] = ["", ""] if place is None else [place[0], repr(place[1])]
+        args = [me, self._wakeups.channel, key, *requeue]
         await self._call("release", self._scripts["release"](keys[:3], args))
 
     async def _renew(self, lease_key: str, me: str, lease: Lease, held: asyncio.Event) -> None:

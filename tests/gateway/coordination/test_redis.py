@@ -124,6 +124,41 @@ async def test_a_release_wakes_the_next_replica_at_once(redis_target: RedisTarge
         await waiter.aclose()
 
 
+async def test_a_holder_that_lets_go_is_queued_before_the_next_holder_looks(
+    redis_target: RedisTarget,
+) -> None:
+    """The router lets go for older work elsewhere while it has work of its own: the waiter
+    granted next must see that work at once, not after the former holder's next call."""
+    holder = redis_coordinator(redis_target)
+    waiter = redis_coordinator(redis_target)
+    seen: list[float | None] = []
+    granted = asyncio.Event()
+
+    async def wait_then_look() -> None:
+        async with waiter.lease("k", since=100.0) as lease:
+            seen.append(await lease.next_waiter())
+            granted.set()
+
+    try:
+        async with holder.lease("k", since=50.0) as lease:
+            task = asyncio.create_task(wait_then_look())
+            await asyncio.sleep(0.2)  # the waiter is in the queue
+            lease.let_go(150.0)
+        await asyncio.wait_for(granted.wait(), 5)
+        assert seen == [150.0]  # the former holder's work was already queued
+        async with asyncio.timeout(5), holder.lease("k", since=150.0):
+            pass  # and its next lease takes that place, once the waiter is done
+        await task
+        raw = Redis.from_url(redis_target.url)
+        try:  # no place left behind
+            assert await raw.zcard(f"{redis_target.prefix}queue:k") == 0
+        finally:
+            await raw.aclose()
+    finally:
+        await holder.aclose()
+        await waiter.aclose()
+
+
 async def test_a_cancelled_call_stops_even_where_redis_py_swallows_the_cancel(
     redis_target: RedisTarget,
 ) -> None:

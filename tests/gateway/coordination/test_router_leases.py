@@ -49,7 +49,11 @@ longer than a replica takes to join the lease's queue once a message arrives (a 
 and a busy test machine's scheduling: 25 ms was once too short with the whole suite running
 on two cores): two messages closer than that reach two replicas with no order between them
 to keep."""
-TURN_S = 0.12
+TURN_S = 0.25
+"""A turn, long enough that a replica's lane collects several messages while the other runs:
+a holder that lets go for older work elsewhere must be back in the queue before the
+waiter it passed the lease to picks its batch (``Lease.let_go``), or that waiter takes
+messages newer than the holder's (at 0.25 s, without it, m03 ran before m02 every time)."""
 
 
 class Chat:
